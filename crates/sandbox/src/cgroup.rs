@@ -1,0 +1,617 @@
+//! One cgroup per run, on cgroup v1 or v2, detected at run time.
+//!
+//! The cgroup is where the kernel keeps the numbers a verdict depends on: CPU time of every
+//! thread of every process, peak memory, OOM kills and refused forks. Run cgroups live under a
+//! `ulticode-sandbox` directory inside the supervisor's own cgroup, so a delegated subtree is
+//! all the sandbox needs.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+const BASE_NAME: &str = "ulticode-sandbox";
+const RUN_PREFIX: &str = "run-";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CgroupVersion {
+    V1,
+    V2,
+}
+
+/// Where run cgroups are created, resolved once per supervisor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CgroupHierarchy {
+    /// Per-controller base directories.
+    V1 {
+        memory: PathBuf,
+        pids: PathBuf,
+        cpuacct: PathBuf,
+    },
+    /// The unified base directory.
+    V2 { base: PathBuf },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("no usable cgroup hierarchy: {0}")]
+    Unavailable(String),
+    #[error("cgroup {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("cgroup file {path} has unexpected content {content:?}")]
+    Parse { path: PathBuf, content: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CgroupError + '_ {
+    move |source| CgroupError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// One line of `/proc/self/mountinfo` that mounts a cgroup filesystem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CgroupMount {
+    root: String,
+    mount_point: PathBuf,
+    v2: bool,
+    /// v1 controllers named in the super options.
+    controllers: Vec<String>,
+}
+
+fn parse_mountinfo(text: &str) -> Vec<CgroupMount> {
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let fields: Vec<&str> = left.split(' ').collect();
+            let mut right = right.split(' ');
+            let fstype = right.next()?;
+            let _source = right.next()?;
+            let super_options = right.next().unwrap_or("");
+            let v2 = match fstype {
+                "cgroup2" => true,
+                "cgroup" => false,
+                _ => return None,
+            };
+            Some(CgroupMount {
+                root: unescape_mount_field(fields.get(3)?),
+                mount_point: PathBuf::from(unescape_mount_field(fields.get(4)?)),
+                v2,
+                controllers: super_options.split(',').map(str::to_string).collect(),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal.
+fn unescape_mount_field(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|_| bytes[i] == b'\\')
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .and_then(|digits| u8::from_str_radix(digits, 8).ok());
+        if let Some(value) = octal {
+            out.push(value);
+            i += 4;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `/proc/self/cgroup`: (hierarchy id, controllers, path).
+fn parse_proc_cgroup(text: &str) -> Vec<(String, Vec<String>, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let id = parts.next()?.to_string();
+            let controllers = parts.next()?;
+            let path = parts.next()?.to_string();
+            let controllers = controllers
+                .split(',')
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect();
+            Some((id, controllers, path))
+        })
+        .collect()
+}
+
+/// The host directory of `cgroup_path` under `mount`.
+fn host_dir(mount: &CgroupMount, cgroup_path: &str) -> PathBuf {
+    let relative = cgroup_path
+        .strip_prefix(mount.root.as_str())
+        .unwrap_or(cgroup_path)
+        .trim_start_matches('/');
+    if relative.is_empty() {
+        mount.mount_point.clone()
+    } else {
+        mount.mount_point.join(relative)
+    }
+}
+
+impl CgroupHierarchy {
+    /// Detects the hierarchy of the calling process from procfs.
+    pub fn detect() -> Result<Self, CgroupError> {
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo")
+            .map_err(io_err(Path::new("/proc/self/mountinfo")))?;
+        let own = fs::read_to_string("/proc/self/cgroup")
+            .map_err(io_err(Path::new("/proc/self/cgroup")))?;
+        Self::from_proc(&mountinfo, &own)
+    }
+
+    /// Prefers v2 when its root delegates memory and pids; else v1 with memory, pids and cpuacct.
+    fn from_proc(mountinfo: &str, own: &str) -> Result<Self, CgroupError> {
+        let mounts = parse_mountinfo(mountinfo);
+        let own = parse_proc_cgroup(own);
+        let mut reasons = Vec::new();
+
+        if let (Some(mount), Some((_, _, path))) = (
+            mounts.iter().find(|m| m.v2),
+            own.iter().find(|(id, c, _)| id == "0" && c.is_empty()),
+        ) {
+            let own_dir = host_dir(mount, path);
+            let controllers =
+                fs::read_to_string(own_dir.join("cgroup.controllers")).unwrap_or_default();
+            let has = |name: &str| controllers.split_whitespace().any(|c| c == name);
+            if has("memory") && has("pids") {
+                return Ok(CgroupHierarchy::V2 {
+                    base: own_dir.join(BASE_NAME),
+                });
+            }
+            reasons.push(format!(
+                "cgroup v2 at {} offers controllers [{}], needs memory and pids",
+                own_dir.display(),
+                controllers.trim()
+            ));
+        }
+
+        let v1_dir = |controller: &str| -> Option<PathBuf> {
+            let mount = mounts
+                .iter()
+                .find(|m| !m.v2 && m.controllers.iter().any(|c| c == controller))?;
+            let (_, _, path) = own
+                .iter()
+                .find(|(_, controllers, _)| controllers.iter().any(|c| c == controller))?;
+            Some(host_dir(mount, path).join(BASE_NAME))
+        };
+        match (v1_dir("memory"), v1_dir("pids"), v1_dir("cpuacct")) {
+            (Some(memory), Some(pids), Some(cpuacct)) => Ok(CgroupHierarchy::V1 {
+                memory,
+                pids,
+                cpuacct,
+            }),
+            (memory, pids, cpuacct) => {
+                let missing: Vec<&str> = [("memory", memory), ("pids", pids), ("cpuacct", cpuacct)]
+                    .into_iter()
+                    .filter(|(_, dir)| dir.is_none())
+                    .map(|(name, _)| name)
+                    .collect();
+                reasons.push(format!(
+                    "cgroup v1 controllers not mounted: {}",
+                    missing.join(", ")
+                ));
+                Err(CgroupError::Unavailable(reasons.join("; ")))
+            }
+        }
+    }
+
+    pub fn version(&self) -> CgroupVersion {
+        match self {
+            CgroupHierarchy::V1 { .. } => CgroupVersion::V1,
+            CgroupHierarchy::V2 { .. } => CgroupVersion::V2,
+        }
+    }
+
+    fn base_dirs(&self) -> Vec<&Path> {
+        match self {
+            CgroupHierarchy::V1 {
+                memory,
+                pids,
+                cpuacct,
+            } => vec![memory, pids, cpuacct],
+            CgroupHierarchy::V2 { base } => vec![base],
+        }
+    }
+
+    /// Creates the base directories (and, on v2, delegates the controllers into them) and
+    /// removes run cgroups left behind by supervisors that no longer exist.
+    pub fn prepare(&self) -> Result<(), CgroupError> {
+        if let CgroupHierarchy::V2 { base } = self {
+            let parent = base.parent().expect("base has a parent");
+            enable_controllers(parent)?;
+            fs::create_dir_all(base).map_err(io_err(base))?;
+            enable_controllers(base)?;
+        }
+        for base in self.base_dirs() {
+            fs::create_dir_all(base).map_err(io_err(base))?;
+            remove_stale_runs(base);
+        }
+        Ok(())
+    }
+
+    /// Creates the (empty, unlimited) cgroup of one run; [`RunCgroup::set_limits`] arms it.
+    pub fn create_run(&self, name: &str) -> Result<RunCgroup, CgroupError> {
+        let name = format!("{RUN_PREFIX}{name}");
+        let mut created = RunCgroup {
+            version: self.version(),
+            dirs: Vec::new(),
+        };
+        for base in self.base_dirs() {
+            let dir = base.join(&name);
+            match fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    created.remove();
+                    return Err(io_err(&dir)(e));
+                }
+            }
+            created.dirs.push(dir);
+        }
+        Ok(created)
+    }
+}
+
+/// Writes `+memory +pids` into `dir`'s subtree control unless already delegated.
+fn enable_controllers(dir: &Path) -> Result<(), CgroupError> {
+    let path = dir.join("cgroup.subtree_control");
+    let current = fs::read_to_string(&path).unwrap_or_default();
+    for controller in ["memory", "pids"] {
+        if current.split_whitespace().any(|c| c == controller) {
+            continue;
+        }
+        fs::write(&path, format!("+{controller}")).map_err(|source| {
+            let hint = if source.raw_os_error() == Some(libc::EBUSY) {
+                " (cgroup v2 forbids controllers on a cgroup that holds processes: run ulticode \
+                 in a delegated cgroup whose processes live in a leaf)"
+            } else {
+                ""
+            };
+            CgroupError::Io {
+                path: path.clone(),
+                source: io::Error::new(source.kind(), format!("{source}{hint}")),
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// Removes `run-<pid>-<n>` cgroups whose supervisor `<pid>` is gone.
+fn remove_stale_runs(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(RUN_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// What the kernel counted for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CgroupStats {
+    pub cpu_time_us: u64,
+    pub peak_memory_bytes: u64,
+    pub oom_kills: u64,
+    pub fork_refusals: u64,
+}
+
+/// The cgroup (one directory per v1 controller, or one v2 directory) of a single run.
+#[derive(Debug)]
+pub struct RunCgroup {
+    version: CgroupVersion,
+    /// v1: memory, pids, cpuacct; v2: the one directory.
+    dirs: Vec<PathBuf>,
+}
+
+impl RunCgroup {
+    fn file(&self, index_v1: usize, name: &str) -> PathBuf {
+        match self.version {
+            CgroupVersion::V1 => self.dirs[index_v1].join(name),
+            CgroupVersion::V2 => self.dirs[0].join(name),
+        }
+    }
+
+    /// Applies the memory (swap included) and pids limits.
+    pub fn set_limits(&self, memory_bytes: u64, pids: u32) -> Result<(), CgroupError> {
+        let write = |path: PathBuf, value: String| fs::write(&path, value).map_err(io_err(&path));
+        match self.version {
+            CgroupVersion::V1 => {
+                write(
+                    self.file(0, "memory.limit_in_bytes"),
+                    memory_bytes.to_string(),
+                )?;
+                // Swap is off when memory+swap may not exceed memory.
+                let memsw = self.file(0, "memory.memsw.limit_in_bytes");
+                if memsw.exists() {
+                    write(memsw, memory_bytes.to_string())?;
+                }
+                write(self.file(0, "memory.swappiness"), "0".into())?;
+                write(self.file(1, "pids.max"), pids.to_string())?;
+            }
+            CgroupVersion::V2 => {
+                write(self.file(0, "memory.max"), memory_bytes.to_string())?;
+                let swap = self.file(0, "memory.swap.max");
+                if swap.exists() {
+                    write(swap, "0".into())?;
+                }
+                // One OOM kills the whole run, never half of it.
+                write(self.file(0, "memory.oom.group"), "1".into())?;
+                write(self.file(0, "pids.max"), pids.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `cgroup.procs` files a process writes `0` into to join this run's cgroup.
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// CPU time of the whole tree so far, in microseconds.
+    pub fn cpu_time_us(&self) -> Result<u64, CgroupError> {
+        match self.version {
+            CgroupVersion::V1 => Ok(read_u64(&self.file(2, "cpuacct.usage"))? / 1_000),
+            CgroupVersion::V2 => keyed_value(&self.file(0, "cpu.stat"), "usage_usec"),
+        }
+    }
+
+    pub fn stats(&self) -> Result<CgroupStats, CgroupError> {
+        let cpu_time_us = self.cpu_time_us()?;
+        Ok(match self.version {
+            CgroupVersion::V1 => CgroupStats {
+                cpu_time_us,
+                peak_memory_bytes: read_u64(&self.file(0, "memory.max_usage_in_bytes"))?,
+                oom_kills: keyed_value(&self.file(0, "memory.oom_control"), "oom_kill")?,
+                fork_refusals: keyed_value(&self.file(1, "pids.events"), "max")?,
+            },
+            CgroupVersion::V2 => CgroupStats {
+                cpu_time_us,
+                peak_memory_bytes: read_u64(&self.file(0, "memory.peak"))?,
+                oom_kills: keyed_value(&self.file(0, "memory.events"), "oom_kill")?,
+                fork_refusals: keyed_value(&self.file(0, "pids.events"), "max")?,
+            },
+        })
+    }
+
+    /// Removes the directories. The run's processes are all dead by now; a busy directory is
+    /// retried briefly because the kernel releases exited tasks asynchronously.
+    pub fn remove(&self) {
+        for dir in &self.dirs {
+            for _ in 0..100 {
+                match fs::remove_dir(dir) {
+                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                        std::thread::sleep(std::time::Duration::from_micros(200))
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+}
+
+fn read_u64(path: &Path) -> Result<u64, CgroupError> {
+    let text = fs::read_to_string(path).map_err(io_err(path))?;
+    text.trim().parse().map_err(|_| CgroupError::Parse {
+        path: path.to_path_buf(),
+        content: text,
+    })
+}
+
+/// Reads `key value` from a flat-keyed cgroup file; a missing key counts as 0.
+fn keyed_value(path: &Path, key: &str) -> Result<u64, CgroupError> {
+    let text = fs::read_to_string(path).map_err(io_err(path))?;
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        if parts.next() == Some(key) {
+            return parts
+                .next()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| CgroupError::Parse {
+                    path: path.to_path_buf(),
+                    content: text.clone(),
+                });
+        }
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const THIS_MACHINE_MOUNTINFO: &str = "\
+30 25 0:26 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755
+31 30 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+32 30 0:28 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+33 30 0:29 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+34 30 0:30 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+35 30 0:31 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+    const THIS_MACHINE_CGROUP: &str = "\
+8:pids:/
+4:memory:/process_api/abc
+2:cpuacct:/
+1:cpu:/
+0::/
+";
+
+    #[test]
+    fn v1_is_chosen_when_v2_has_no_controllers() {
+        // The v2 mount's cgroup.controllers does not exist at this fake path, so it offers none.
+        let got = CgroupHierarchy::from_proc(
+            &THIS_MACHINE_MOUNTINFO.replace("/sys/fs/cgroup/unified", "/nonexistent/unified"),
+            THIS_MACHINE_CGROUP,
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            CgroupHierarchy::V1 {
+                memory: "/sys/fs/cgroup/memory/process_api/abc/ulticode-sandbox".into(),
+                pids: "/sys/fs/cgroup/pids/ulticode-sandbox".into(),
+                cpuacct: "/sys/fs/cgroup/cpuacct/ulticode-sandbox".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn co_mounted_and_rooted_v1_mounts_resolve() {
+        let mountinfo = "\
+40 30 0:40 /docker/x /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct
+41 30 0:41 /docker/x /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+42 30 0:42 /docker/x /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids
+";
+        let own = "3:cpu,cpuacct:/docker/x/job\n2:memory:/docker/x\n1:pids:/docker/x\n";
+        let got = CgroupHierarchy::from_proc(mountinfo, own).unwrap();
+        assert_eq!(
+            got,
+            CgroupHierarchy::V1 {
+                memory: "/sys/fs/cgroup/memory/ulticode-sandbox".into(),
+                pids: "/sys/fs/cgroup/pids/ulticode-sandbox".into(),
+                cpuacct: "/sys/fs/cgroup/cpu,cpuacct/job/ulticode-sandbox".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn missing_controllers_are_named() {
+        let err = CgroupHierarchy::from_proc(
+            "33 30 0:29 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+            "4:memory:/\n",
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("pids, cpuacct"), "{text}");
+    }
+
+    #[test]
+    fn mountinfo_escapes_are_decoded() {
+        assert_eq!(unescape_mount_field(r"/a\040b"), "/a b");
+        assert_eq!(unescape_mount_field("/plain"), "/plain");
+    }
+
+    /// A fake cgroup2 tree: the v2 code path, end to end, against plain files.
+    #[test]
+    fn v2_path_against_a_fake_cgroupfs() {
+        let root = tempfile::tempdir().unwrap();
+        let own = root.path().join("system.slice/judge.service");
+        fs::create_dir_all(&own).unwrap();
+        fs::write(own.join("cgroup.controllers"), "cpu io memory pids\n").unwrap();
+        fs::write(own.join("cgroup.subtree_control"), "").unwrap();
+        let mountinfo = format!(
+            "35 30 0:31 / {} rw,relatime - cgroup2 cgroup2 rw\n",
+            root.path().display()
+        );
+        let hierarchy =
+            CgroupHierarchy::from_proc(&mountinfo, "0::/system.slice/judge.service\n").unwrap();
+        let base = own.join("ulticode-sandbox");
+        assert_eq!(hierarchy, CgroupHierarchy::V2 { base: base.clone() });
+
+        hierarchy.prepare().unwrap();
+        assert_eq!(
+            fs::read_to_string(own.join("cgroup.subtree_control")).unwrap(),
+            "+pids",
+            "the last controller written (a fake file keeps only the last write)"
+        );
+        // A stale run of a dead supervisor is removed; a live one's is kept.
+        let stale = base.join("run-999999999-1");
+        let live = base.join(format!("run-{}-1", std::process::id()));
+        fs::create_dir_all(&stale).unwrap();
+        fs::create_dir_all(&live).unwrap();
+        hierarchy.prepare().unwrap();
+        assert!(!stale.exists());
+        assert!(live.exists());
+
+        let run = hierarchy.create_run("7-1").unwrap();
+        run.set_limits(64 << 20, 32).unwrap();
+        let dir = base.join("run-7-1");
+        assert_eq!(
+            fs::read_to_string(dir.join("memory.max")).unwrap(),
+            "67108864"
+        );
+        assert_eq!(fs::read_to_string(dir.join("pids.max")).unwrap(), "32");
+        assert_eq!(
+            fs::read_to_string(dir.join("memory.oom.group")).unwrap(),
+            "1"
+        );
+        assert_eq!(run.procs_files(), vec![dir.join("cgroup.procs")]);
+
+        fs::write(
+            dir.join("cpu.stat"),
+            "usage_usec 512345\nuser_usec 500000\n",
+        )
+        .unwrap();
+        fs::write(dir.join("memory.peak"), "104857600\n").unwrap();
+        fs::write(
+            dir.join("memory.events"),
+            "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 1\n",
+        )
+        .unwrap();
+        fs::write(dir.join("pids.events"), "max 4\n").unwrap();
+        assert_eq!(
+            run.stats().unwrap(),
+            CgroupStats {
+                cpu_time_us: 512_345,
+                peak_memory_bytes: 104_857_600,
+                oom_kills: 1,
+                fork_refusals: 4,
+            }
+        );
+    }
+
+    #[test]
+    fn v1_stats_parse_from_their_files() {
+        let root = tempfile::tempdir().unwrap();
+        let hierarchy = CgroupHierarchy::V1 {
+            memory: root.path().join("memory"),
+            pids: root.path().join("pids"),
+            cpuacct: root.path().join("cpuacct"),
+        };
+        hierarchy.prepare().unwrap();
+        let run = hierarchy.create_run("1-1").unwrap();
+        run.set_limits(128 << 20, 16).unwrap();
+        let memory = root.path().join("memory/run-1-1");
+        assert_eq!(
+            fs::read_to_string(memory.join("memory.limit_in_bytes")).unwrap(),
+            "134217728"
+        );
+        fs::write(
+            root.path().join("cpuacct/run-1-1/cpuacct.usage"),
+            "2500000000\n",
+        )
+        .unwrap();
+        fs::write(memory.join("memory.max_usage_in_bytes"), "1048576\n").unwrap();
+        fs::write(
+            memory.join("memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        )
+        .unwrap();
+        fs::write(root.path().join("pids/run-1-1/pids.events"), "max 0\n").unwrap();
+        assert_eq!(
+            run.stats().unwrap(),
+            CgroupStats {
+                cpu_time_us: 2_500_000,
+                peak_memory_bytes: 1_048_576,
+                oom_kills: 2,
+                fork_refusals: 0,
+            }
+        );
+    }
+}

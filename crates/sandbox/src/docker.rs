@@ -1,0 +1,439 @@
+//! The original system's sandbox ("D-form"): one `docker run` per job, with the seed's flags.
+//!
+//! Kept as a second [`Sandbox`] implementation for hosts where namespaces are unavailable but a
+//! Docker engine is. Its classification is the seed's: it guesses from exit codes and stderr
+//! markers, because the Docker client sees nothing else. CPU time is not observable from the
+//! client and is reported as 0; memory as 0.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::outcome::{RunOutcome, Status};
+use crate::spec::{RunSpec, SpecError, Stdin, JOB_MOUNT};
+use crate::Sandbox;
+
+/// Runs jobs with `docker run`.
+#[derive(Debug)]
+pub struct DockerSandbox {
+    /// The Docker client binary.
+    pub docker: PathBuf,
+    /// The image that holds the runtimes.
+    pub image: String,
+    /// Directory of seccomp profiles, one `<profile>.json` per profile family.
+    pub seccomp_dir: PathBuf,
+    runs: AtomicU64,
+}
+
+/// What the seed's classifier looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DockerEvidence {
+    /// `None` when the `docker` process itself could not be started.
+    pub exit_code: Option<i32>,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub output_exceeded: bool,
+}
+
+impl DockerSandbox {
+    pub fn new(
+        docker: impl Into<PathBuf>,
+        image: impl Into<String>,
+        seccomp_dir: impl Into<PathBuf>,
+    ) -> Self {
+        Self {
+            docker: docker.into(),
+            image: image.into(),
+            seccomp_dir: seccomp_dir.into(),
+            runs: AtomicU64::new(0),
+        }
+    }
+
+    /// Resolves the profile file; a missing profile is a configuration error, never a run
+    /// without a filter.
+    pub fn resolve_seccomp(&self, spec: &RunSpec) -> Result<PathBuf, String> {
+        let path = self
+            .seccomp_dir
+            .join(format!("{}.json", spec.profile.as_str()));
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "seccomp profile {} not found; refusing to run without one",
+                path.display()
+            ))
+        }
+    }
+
+    /// The complete `docker` argument list for a run, in the seed's order.
+    pub fn arguments(&self, spec: &RunSpec, container: &str, seccomp: &Path) -> Vec<String> {
+        let limits = &spec.limits;
+        let mut args: Vec<String> = [
+            "run",
+            "--name",
+            container,
+            "-i",
+            "--network",
+            "none",
+            "--cap-drop",
+            "ALL",
+            "--read-only",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push("--user".into());
+        args.push(format!("{}:{}", spec.uid, spec.gid));
+        args.push("--security-opt".into());
+        args.push("no-new-privileges".into());
+        args.push("--security-opt".into());
+        args.push(format!("seccomp={}", seccomp.display()));
+        args.push("--memory".into());
+        args.push(limits.memory_bytes.to_string());
+        args.push("--cpus".into());
+        args.push("1".into());
+        args.push("--pids-limit".into());
+        args.push(limits.pids.to_string());
+        args.push("--ulimit".into());
+        args.push(format!("nofile={0}:{0}", limits.open_files));
+        args.push("--tmpfs".into());
+        args.push(format!("/tmp:rw,exec,size={}", limits.tmp_bytes));
+        if let Some(job) = &spec.job_dir {
+            let mode = if spec.job_dir_writable { "rw" } else { "ro" };
+            args.push("-v".into());
+            args.push(format!("{}:{JOB_MOUNT}:{mode}", job.display()));
+        }
+        for bind in &spec.binds {
+            let mode = if bind.writable { "rw" } else { "ro" };
+            args.push("-v".into());
+            args.push(format!(
+                "{}:{}:{mode}",
+                bind.source.display(),
+                bind.target.display()
+            ));
+        }
+        args.push("-w".into());
+        args.push(spec.effective_cwd().display().to_string());
+        for (key, value) in &spec.env {
+            args.push("-e".into());
+            args.push(format!("{key}={value}"));
+        }
+        args.push("--rm".into());
+        args.push(self.image.clone());
+        args.push(spec.program.clone());
+        args.extend(spec.args.iter().cloned());
+        args
+    }
+}
+
+/// The seed's `SandboxOutcomeClassifier`, in its order.
+pub fn classify(evidence: &DockerEvidence) -> Status {
+    let Some(code) = evidence.exit_code else {
+        return Status::LaunchFailure;
+    };
+    if evidence.timed_out {
+        return Status::TimeLimitWall;
+    }
+    if evidence.output_exceeded {
+        return Status::OutputLimit;
+    }
+    if code == 0 {
+        return Status::Ok;
+    }
+    if code == 137 {
+        return Status::MemoryLimit;
+    }
+    if code == 125 || evidence.stderr.contains("OCI runtime") {
+        return Status::ConfigError;
+    }
+    if ["Cannot fork", "pids", "RLIMIT_NPROC"]
+        .iter()
+        .any(|marker| evidence.stderr.contains(marker))
+    {
+        return Status::ForkLimit;
+    }
+    Status::NonzeroExit
+}
+
+/// Reads a stream on its own thread, keeping at most `cap` bytes.
+fn capture(
+    mut stream: impl Read + Send + 'static,
+    cap: usize,
+) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        let mut exceeded = false;
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let room = cap.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..n.min(room)]);
+            exceeded |= n > room;
+        }
+        (kept, exceeded)
+    })
+}
+
+impl Sandbox for DockerSandbox {
+    fn run(&self, spec: &RunSpec) -> Result<RunOutcome, SpecError> {
+        spec.validate()?;
+        let seccomp = match self.resolve_seccomp(spec) {
+            Ok(path) => path,
+            Err(message) => return Ok(RunOutcome::infrastructure(Status::ConfigError, message)),
+        };
+        let container = format!(
+            "ulticode-{}-{}",
+            std::process::id(),
+            self.runs.fetch_add(1, Ordering::Relaxed)
+        );
+        let started = Instant::now();
+        let mut child = match Command::new(&self.docker)
+            .args(self.arguments(spec, &container, &seccomp))
+            .stdin(match spec.stdin {
+                Stdin::Null => Stdio::null(),
+                _ => Stdio::piped(),
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => {
+                return Ok(RunOutcome::infrastructure(
+                    Status::LaunchFailure,
+                    format!("start {}: {e}", self.docker.display()),
+                ))
+            }
+        };
+        if let Some(mut stdin) = child.stdin.take() {
+            let bytes = match &spec.stdin {
+                Stdin::Bytes(b) => b.clone(),
+                Stdin::File(path) => std::fs::read(path).unwrap_or_default(),
+                Stdin::Null => Vec::new(),
+            };
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&bytes);
+            });
+        }
+        let cap = usize::try_from(spec.limits.output_bytes).unwrap_or(usize::MAX);
+        let stdout = capture(child.stdout.take().expect("piped"), cap);
+        let stderr = capture(child.stderr.take().expect("piped"), cap);
+        let deadline = started + Duration::from_millis(spec.limits.wall_time_ms);
+        let mut timed_out = false;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() >= deadline && !timed_out => {
+                    timed_out = true;
+                    let _ = Command::new(&self.docker)
+                        .args(["kill", &container])
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status();
+                    let _ = child.kill();
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(_) => break None,
+            }
+        };
+        let wall_time_ms = started.elapsed().as_millis() as u64;
+        let (stdout, out_exceeded) = stdout.join().unwrap_or_default();
+        let (stderr, err_exceeded) = stderr.join().unwrap_or_default();
+        let exit_code = status
+            .and_then(|s| s.code())
+            .or(if timed_out { Some(137) } else { None });
+        let evidence = DockerEvidence {
+            exit_code,
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            timed_out,
+            output_exceeded: out_exceeded || err_exceeded,
+        };
+        let status = classify(&evidence);
+        Ok(RunOutcome {
+            status,
+            fault: status.fault(),
+            exit_code,
+            signal: None,
+            cpu_time_ms: 0,
+            wall_time_ms,
+            memory_kib: 0,
+            stdout,
+            stderr,
+            output_truncated: evidence.output_exceeded,
+            message: (status.fault() == crate::Fault::Infrastructure).then(|| {
+                evidence
+                    .stderr
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .to_string()
+            }),
+        })
+    }
+}
+
+/// Whether a Docker engine answers, with the client's reason when it does not.
+pub fn engine_available(docker: &Path) -> Result<(), String> {
+    let output = Command::new(docker)
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", docker.display()))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        Err(stderr
+            .lines()
+            .next()
+            .unwrap_or("docker info failed")
+            .to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seccomp::Profile;
+    use crate::spec::Limits;
+
+    fn docker() -> DockerSandbox {
+        DockerSandbox::new("docker", "ulticode/runtimes:1", "/etc/ulticode/seccomp")
+    }
+
+    #[test]
+    fn argument_list_is_the_seeds_exactly() {
+        let spec = RunSpec::new("/job/main")
+            .args(["--fast"])
+            .job_dir("/var/lib/ulticode/jobs/42", false)
+            .limits(Limits {
+                memory_bytes: 256 << 20,
+                pids: 64,
+                ..Limits::default()
+            });
+        let args = docker().arguments(
+            &spec,
+            "ulticode-1-0",
+            Path::new("/etc/ulticode/seccomp/native.json"),
+        );
+        let expected = [
+            "run",
+            "--name",
+            "ulticode-1-0",
+            "-i",
+            "--network",
+            "none",
+            "--cap-drop",
+            "ALL",
+            "--read-only",
+            "--user",
+            "1000:1000",
+            "--security-opt",
+            "no-new-privileges",
+            "--security-opt",
+            "seccomp=/etc/ulticode/seccomp/native.json",
+            "--memory",
+            "268435456",
+            "--cpus",
+            "1",
+            "--pids-limit",
+            "64",
+            "--ulimit",
+            "nofile=128:128",
+            "--tmpfs",
+            "/tmp:rw,exec,size=67108864",
+            "-v",
+            "/var/lib/ulticode/jobs/42:/job:ro",
+            "-w",
+            "/job",
+            "--rm",
+            "ulticode/runtimes:1",
+            "/job/main",
+            "--fast",
+        ];
+        assert_eq!(args, expected);
+    }
+
+    #[test]
+    fn a_missing_seccomp_profile_is_a_config_error_not_a_weaker_sandbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = DockerSandbox::new("/nonexistent/docker", "img", dir.path());
+        let outcome = sandbox.run(&RunSpec::new("/bin/true")).unwrap();
+        assert_eq!(outcome.status, Status::ConfigError);
+        assert!(outcome.message.unwrap().contains("native.json"));
+
+        std::fs::write(dir.path().join("python.json"), "{}").unwrap();
+        let spec = RunSpec::new("/bin/true").profile(Profile::Python);
+        assert_eq!(
+            sandbox.resolve_seccomp(&spec),
+            Ok(dir.path().join("python.json"))
+        );
+    }
+
+    #[test]
+    fn a_docker_client_that_cannot_start_is_a_launch_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("native.json"), "{}").unwrap();
+        let sandbox = DockerSandbox::new("/nonexistent/docker", "img", dir.path());
+        let outcome = sandbox.run(&RunSpec::new("/bin/true")).unwrap();
+        assert_eq!(outcome.status, Status::LaunchFailure);
+    }
+
+    #[test]
+    fn classifier_follows_the_seed() {
+        let evidence = |exit_code: Option<i32>, stderr: &str| DockerEvidence {
+            exit_code,
+            stderr: stderr.into(),
+            timed_out: false,
+            output_exceeded: false,
+        };
+        let cases = [
+            (evidence(None, ""), Status::LaunchFailure),
+            (evidence(Some(0), ""), Status::Ok),
+            (evidence(Some(137), ""), Status::MemoryLimit),
+            (
+                evidence(Some(125), "docker: Error response from daemon"),
+                Status::ConfigError,
+            ),
+            (
+                evidence(Some(126), "OCI runtime create failed: seccomp"),
+                Status::ConfigError,
+            ),
+            (
+                evidence(Some(1), "bash: fork: Cannot fork"),
+                Status::ForkLimit,
+            ),
+            (
+                evidence(Some(1), "pthread_create: RLIMIT_NPROC"),
+                Status::ForkLimit,
+            ),
+            (evidence(Some(1), "pids limit reached"), Status::ForkLimit),
+            (
+                evidence(Some(1), "Traceback: ValueError"),
+                Status::NonzeroExit,
+            ),
+            (
+                DockerEvidence {
+                    timed_out: true,
+                    ..evidence(Some(137), "")
+                },
+                Status::TimeLimitWall,
+            ),
+            (
+                DockerEvidence {
+                    output_exceeded: true,
+                    ..evidence(Some(0), "")
+                },
+                Status::OutputLimit,
+            ),
+        ];
+        for (evidence, expected) in cases {
+            assert_eq!(classify(&evidence), expected, "{evidence:?}");
+        }
+    }
+}

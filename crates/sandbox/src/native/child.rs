@@ -1,0 +1,335 @@
+//! The two processes inside a run's namespaces.
+//!
+//! - **init** (pid 1 of the new pid namespace, still root): builds the root filesystem, forks the
+//!   program, reaps everything, reports the program's wait status, and exits, which makes the
+//!   kernel kill whatever the program left behind (daemons, stray threads).
+//! - **program** (pid 2): joins the run's cgroup, drops every privilege, installs the seccomp
+//!   filter and execs.
+//!
+//! Both are copies of the single-threaded supervisor, so allocating here is safe. Neither may
+//! ever return into supervisor code: every path ends in `_exit`.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::RawFd;
+
+use crate::rootfs::MountOp;
+use crate::sys;
+
+/// Everything the child processes need, prepared by the supervisor before `clone`.
+pub struct ChildPlan<'a> {
+    /// A fresh network namespace to join.
+    pub netns: RawFd,
+    pub mounts: &'a [MountOp],
+    pub cgroup_procs: Vec<RawFd>,
+    pub stdin: RawFd,
+    pub stdout: RawFd,
+    pub stderr: RawFd,
+    pub status_pipe: RawFd,
+    pub error_pipe: RawFd,
+    pub rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
+    pub uid: libc::uid_t,
+    pub gid: libc::gid_t,
+    pub seccomp: &'a [libc::sock_filter],
+    /// Paths to try, in order (one for an absolute program, one per `PATH` entry otherwise).
+    pub candidates: Vec<CString>,
+    pub argv: Vec<CString>,
+    pub envp: Vec<CString>,
+}
+
+/// Which kind of failure a setup error is, as reported on the error pipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupFailure {
+    Config,
+    Launch,
+}
+
+impl SetupFailure {
+    fn tag(self) -> u8 {
+        match self {
+            SetupFailure::Config => b'C',
+            SetupFailure::Launch => b'L',
+        }
+    }
+
+    /// Parses an error-pipe message: a tag byte then the text.
+    pub fn decode(message: &[u8]) -> Option<(SetupFailure, String)> {
+        let (&tag, text) = message.split_first()?;
+        let kind = match tag {
+            b'C' => SetupFailure::Config,
+            b'L' => SetupFailure::Launch,
+            _ => return None,
+        };
+        Some((kind, String::from_utf8_lossy(text).into_owned()))
+    }
+}
+
+fn fail(plan: &ChildPlan<'_>, kind: SetupFailure, what: &str, err: io::Error) -> ! {
+    let mut message = vec![kind.tag()];
+    message.extend_from_slice(format!("{what}: {err}").as_bytes());
+    let _ = sys::write_all(plan.error_pipe, &message);
+    // SAFETY: terminating the process is always sound.
+    unsafe { libc::_exit(126) }
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    sys::check(rc).map(drop)
+}
+
+/// Entry of pid 1. Never returns.
+pub fn init_main(plan: &ChildPlan<'_>) -> ! {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_init(plan)));
+    if result.is_err() {
+        fail(
+            plan,
+            SetupFailure::Launch,
+            "sandbox init",
+            io::Error::other("panicked"),
+        );
+    }
+    // SAFETY: terminating the process is always sound.
+    unsafe { libc::_exit(127) }
+}
+
+fn run_init(plan: &ChildPlan<'_>) -> ! {
+    // If the supervisor dies, so does this namespace (and with it the program).
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    // SAFETY: setns on a namespace descriptor the supervisor opened for this run.
+    if let Err(err) = check(unsafe { libc::setns(plan.netns, libc::CLONE_NEWNET) }) {
+        fail(
+            plan,
+            SetupFailure::Config,
+            "join the run's network namespace",
+            err,
+        );
+    }
+    // SAFETY: closing a descriptor this process owns.
+    unsafe { libc::close(plan.netns) };
+    for op in plan.mounts {
+        if let Err(err) = op.apply() {
+            fail(plan, SetupFailure::Config, &op.describe(), err);
+        }
+    }
+    let hostname = b"ulticode";
+    // SAFETY: the buffer is valid for its length.
+    if let Err(err) = check(unsafe { libc::sethostname(hostname.as_ptr().cast(), hostname.len()) })
+    {
+        fail(plan, SetupFailure::Config, "sethostname", err);
+    }
+
+    // SAFETY: this process is single-threaded, so fork is safe.
+    let program = unsafe { libc::fork() };
+    if program < 0 {
+        fail(
+            plan,
+            SetupFailure::Launch,
+            "fork the program",
+            io::Error::last_os_error(),
+        );
+    }
+    if program == 0 {
+        program_main(plan);
+    }
+
+    // Keep only the status pipe: the program's stdio must reach EOF when the program's tree
+    // is gone, not when init is.
+    for fd in [plan.stdin, plan.stdout, plan.stderr, plan.error_pipe]
+        .into_iter()
+        .chain(plan.cgroup_procs.iter().copied())
+    {
+        // SAFETY: closing descriptors this process owns.
+        unsafe { libc::close(fd) };
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
+        if pid == program {
+            let _ = sys::write_all(plan.status_pipe, &status.to_le_bytes());
+            // SAFETY: exiting pid 1 makes the kernel kill every process left in the namespace.
+            unsafe { libc::_exit(0) };
+        }
+        if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+            // SAFETY: as above.
+            unsafe { libc::_exit(0) };
+        }
+    }
+}
+
+/// `struct __user_cap_header_struct` / `__user_cap_data_struct` of `<linux/capability.h>`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Entry of pid 2: becomes the program. Never returns.
+fn program_main(plan: &ChildPlan<'_>) -> ! {
+    // Join the run's cgroup first, so the accounting covers only the program's own tree.
+    for &fd in &plan.cgroup_procs {
+        if let Err(err) = sys::write_all(fd, b"0") {
+            fail(plan, SetupFailure::Config, "join the run cgroup", err);
+        }
+    }
+    // SAFETY: unshare with a flag constant.
+    if let Err(err) = check(unsafe { libc::unshare(libc::CLONE_NEWCGROUP) }) {
+        fail(
+            plan,
+            SetupFailure::Config,
+            "unshare the cgroup namespace",
+            err,
+        );
+    }
+    for (from, to) in [(plan.stdin, 0), (plan.stdout, 1), (plan.stderr, 2)] {
+        // SAFETY: duplicating descriptors this process owns.
+        if let Err(err) = check(unsafe { libc::dup2(from, to) }) {
+            fail(plan, SetupFailure::Launch, "redirect stdio", err);
+        }
+    }
+    reset_signals();
+    for &(resource, soft, hard) in &plan.rlimits {
+        let limit = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: hard,
+        };
+        // SAFETY: `limit` is a valid rlimit.
+        if let Err(err) = check(unsafe { libc::setrlimit(resource, &limit) }) {
+            fail(
+                plan,
+                SetupFailure::Config,
+                &format!("setrlimit({resource})"),
+                err,
+            );
+        }
+    }
+    if let Err(err) = drop_privileges(plan.uid, plan.gid) {
+        fail(plan, SetupFailure::Config, "drop privileges", err);
+    }
+    // Everything but 0, 1 and 2 closes at exec (the error pipe stays usable until then).
+    // SAFETY: close_range marks descriptors close-on-exec; no memory is involved.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if let Err(err) = check(rc as libc::c_int) {
+        fail(
+            plan,
+            SetupFailure::Config,
+            "close inherited descriptors",
+            err,
+        );
+    }
+    if let Err(err) = crate::seccomp::install(plan.seccomp) {
+        fail(plan, SetupFailure::Config, "load the seccomp profile", err);
+    }
+    exec(plan)
+}
+
+fn reset_signals() {
+    for signal in 1..libc::SIGRTMAX() {
+        if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+            // SAFETY: restoring default dispositions; the supervisor ignores SIGPIPE and an
+            // ignored disposition would otherwise survive exec.
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
+    }
+    // SAFETY: an empty, initialised signal set.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
+}
+
+/// Bounding and ambient sets emptied, supplementary groups dropped, uid/gid switched (which
+/// clears the effective and permitted sets), inheritable cleared, `no_new_privs` set.
+fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
+    // SAFETY: prctl/setgroups/setres*id/capset with valid arguments.
+    unsafe {
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0
+                && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        check(libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        ))?;
+        check(libc::setgroups(0, std::ptr::null()))?;
+        check(libc::setresgid(gid, gid, gid))?;
+        check(libc::setresuid(uid, uid, uid))?;
+        let mut header = CapHeader {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        check(libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) as libc::c_int)?;
+        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+    }
+    Ok(())
+}
+
+fn exec(plan: &ChildPlan<'_>) -> ! {
+    let mut argv: Vec<*const libc::c_char> = plan.argv.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = plan.envp.iter().map(|e| e.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    let mut best = io::Error::from_raw_os_error(libc::ENOENT);
+    for candidate in &plan.candidates {
+        // SAFETY: NUL-terminated strings and null-terminated pointer arrays that outlive the call.
+        unsafe { libc::execve(candidate.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+        let err = io::Error::last_os_error();
+        // A PATH search reports the most informative failure, not the last ENOENT.
+        if err.raw_os_error() != Some(libc::ENOENT) {
+            best = err;
+        }
+    }
+    let program = plan.argv.first().map(|a| a.to_string_lossy().into_owned());
+    fail(
+        plan,
+        SetupFailure::Launch,
+        &format!("exec {}", program.unwrap_or_default()),
+        best,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_pipe_messages_decode() {
+        assert_eq!(
+            SetupFailure::decode(b"Cmount x: denied"),
+            Some((SetupFailure::Config, "mount x: denied".into()))
+        );
+        assert_eq!(
+            SetupFailure::decode(b"Lexec /x: No such file"),
+            Some((SetupFailure::Launch, "exec /x: No such file".into()))
+        );
+        assert_eq!(SetupFailure::decode(b""), None);
+        assert_eq!(SetupFailure::decode(b"?what"), None);
+    }
+}

@@ -1,0 +1,158 @@
+//! The native sandbox: a pool of supervisor processes, each serving one run at a time.
+//!
+//! ```text
+//! caller thread ──request──▶ supervisor (exec'd, single-threaded, root)
+//!                              │ clone(NEWPID|NEWNS|NEWIPC|NEWUTS|NEWNET)
+//!                              ▼
+//!                            init (pid 1: mounts the root, reaps, reports)
+//!                              │ fork
+//!                              ▼
+//!                            program (pid 2: cgroup, rlimits, uid 1000, no caps,
+//!                                     no_new_privs, seccomp, exec)
+//! ```
+//!
+//! A supervisor is reused for later runs, so a run costs a clone, a fork and an exec rather
+//! than a process start of this binary. A supervisor that fails mid-run is discarded and the run
+//! reported as a launch failure.
+
+mod child;
+mod supervisor;
+
+use std::ffi::OsString;
+use std::io::{self, BufReader, BufWriter};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+
+pub use supervisor::supervisor_main;
+
+use crate::outcome::{RunOutcome, Status};
+use crate::protocol;
+use crate::spec::{RunSpec, SpecError};
+use crate::Sandbox;
+
+/// The hidden argument that turns the `ulticode` binary into a supervisor.
+pub const SUPERVISOR_ARG: &str = "__sandbox-supervisor";
+
+/// How to start a supervisor process: a program that calls [`supervisor_main`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SupervisorCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
+impl SupervisorCommand {
+    /// `program __sandbox-supervisor`, for a binary whose `main` dispatches on [`SUPERVISOR_ARG`].
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: vec![SUPERVISOR_ARG.into()],
+        }
+    }
+
+    /// The running executable (the composition root calls this).
+    pub fn current_exe() -> io::Result<Self> {
+        Ok(Self::new(std::env::current_exe()?))
+    }
+}
+
+/// The native Linux sandbox. Cheap to share; concurrent runs use separate supervisors.
+pub struct NativeSandbox {
+    command: SupervisorCommand,
+    idle: Mutex<Vec<Supervisor>>,
+}
+
+struct Supervisor {
+    process: Child,
+    socket: UnixStream,
+}
+
+impl Supervisor {
+    fn spawn(command: &SupervisorCommand) -> io::Result<Self> {
+        let (socket, theirs) = UnixStream::pair()?;
+        let process = Command::new(&command.program)
+            .args(&command.args)
+            .env_clear()
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        Ok(Self { process, socket })
+    }
+
+    fn request(&mut self, spec: &RunSpec) -> io::Result<RunOutcome> {
+        protocol::write_request(BufWriter::new(&self.socket), spec)?;
+        protocol::read_response(BufReader::new(&self.socket))
+    }
+
+    fn discard(mut self) {
+        let _ = self.socket.shutdown(std::net::Shutdown::Both);
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+impl NativeSandbox {
+    pub fn new(command: SupervisorCommand) -> Self {
+        Self {
+            command,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn checkout(&self) -> io::Result<Supervisor> {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match idle {
+            Some(supervisor) => Ok(supervisor),
+            None => Supervisor::spawn(&self.command),
+        }
+    }
+
+    fn checkin(&self, supervisor: Supervisor) {
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(supervisor);
+    }
+}
+
+impl Sandbox for NativeSandbox {
+    fn run(&self, spec: &RunSpec) -> Result<RunOutcome, SpecError> {
+        spec.validate()?;
+        let mut supervisor = match self.checkout() {
+            Ok(s) => s,
+            Err(e) => {
+                return Ok(RunOutcome::infrastructure(
+                    Status::LaunchFailure,
+                    format!(
+                        "start the sandbox supervisor {}: {e}",
+                        self.command.program.display()
+                    ),
+                ))
+            }
+        };
+        match supervisor.request(spec) {
+            Ok(outcome) => {
+                self.checkin(supervisor);
+                Ok(outcome)
+            }
+            Err(e) => {
+                supervisor.discard();
+                Ok(RunOutcome::infrastructure(
+                    Status::LaunchFailure,
+                    format!("the sandbox supervisor failed during the run: {e}"),
+                ))
+            }
+        }
+    }
+}
+
+impl Drop for NativeSandbox {
+    fn drop(&mut self) {
+        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for supervisor in idle {
+            supervisor.discard();
+        }
+    }
+}

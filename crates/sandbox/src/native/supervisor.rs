@@ -1,0 +1,807 @@
+//! The supervisor: a small single-threaded process that serves run requests one at a time.
+//!
+//! It is started by exec (never forked from the async runtime that asked for it), which keeps
+//! `clone` safe and keeps the caller's memory out of the program's accounting. Per run it
+//! creates the cgroup, clones the sandbox init into fresh pid, mount, ipc, uts and network
+//! namespaces, pumps stdio with byte caps, enforces the CPU and wall-clock limits, and turns the
+//! kernel's evidence into a [`RunOutcome`].
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io::{self, BufReader, BufWriter};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::child::{self, ChildPlan, SetupFailure};
+use crate::cgroup::{CgroupHierarchy, RunCgroup};
+use crate::outcome::{classify, EnforcedKill, Evidence, RunOutcome, Status, Termination};
+use crate::protocol;
+use crate::rootfs::{RootfsLayout, Template};
+use crate::seccomp::Profile;
+use crate::spec::{RunSpec, Stdin};
+use crate::sys;
+
+/// Where each run mounts its root tmpfs (inside its own mount namespace).
+const STAGING_DIRS: &[&str] = &["/run/ulticode-sandbox/root", "/tmp/ulticode-sandbox/root"];
+
+/// The network namespace is not among these: it is created ahead of time (see [`NetnsSupply`])
+/// and joined by init, because creating one is the most expensive part of a run.
+const CLONE_FLAGS: libc::c_ulong =
+    (libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS)
+        as libc::c_ulong;
+
+/// Variables every profile starts from; nothing else from the host is inherited.
+const BASE_ENV: &[(&str, &str)] = &[
+    ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+    ("HOME", "/tmp"),
+    ("LANG", "C.UTF-8"),
+];
+
+/// Runs the supervisor protocol on stdin (a Unix socket) until the client hangs up.
+pub fn supervisor_main() -> ! {
+    // SAFETY: ignoring SIGPIPE so a program closing its stdin early cannot kill the supervisor.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // SAFETY: fd 0 is the socket the client passed; this process owns it from here on.
+    let socket = UnixStream::from(unsafe { OwnedFd::from_raw_fd(0) });
+    let mut supervisor = Supervisor::start();
+    let mut reader = BufReader::new(&socket);
+    loop {
+        let spec = match protocol::read_request(&mut reader) {
+            Ok(Some(spec)) => spec,
+            Ok(None) => {
+                supervisor.shutdown();
+                std::process::exit(0);
+            }
+            Err(err) => {
+                eprintln!("ulticode sandbox supervisor: bad request: {err}");
+                std::process::exit(2);
+            }
+        };
+        let outcome = supervisor.run(&spec, socket.as_raw_fd());
+        let mut writer = BufWriter::new(&socket);
+        if protocol::write_response(&mut writer, &outcome).is_err() {
+            std::process::exit(0);
+        }
+    }
+}
+
+struct Supervisor {
+    /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
+    cgroups: Result<CgroupHierarchy, String>,
+    template: Result<Template, String>,
+    netns: Result<NetnsSupply, String>,
+    filters: HashMap<Profile, Vec<libc::sock_filter>>,
+    cpus: u64,
+    runs: u64,
+    /// A cgroup made ahead of time for the next run.
+    next_cgroup: Option<RunCgroup>,
+    /// The last run's cgroup, removed while the next run's init builds its root.
+    retired: Option<RunCgroup>,
+}
+
+impl Supervisor {
+    fn start() -> Self {
+        let cgroups = CgroupHierarchy::detect()
+            .and_then(|h| h.prepare().map(|()| h))
+            .map_err(|e| e.to_string());
+        let template = staging_dir()
+            .map(RootfsLayout::scan_host)
+            .and_then(Template::build);
+        let netns = NetnsSupply::new().map_err(|e| format!("network namespaces: {e}"));
+        let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+        Self {
+            cgroups,
+            template,
+            netns,
+            filters,
+            cpus,
+            runs: 0,
+            next_cgroup: None,
+            retired: None,
+        }
+    }
+
+    fn run(&mut self, spec: &RunSpec, control: RawFd) -> RunOutcome {
+        match self.prepare(spec) {
+            Ok((mounts, cgroup)) => {
+                let outcome = self.run_in(spec, &mounts, &cgroup, control);
+                self.retired = Some(cgroup);
+                outcome
+            }
+            Err(message) => RunOutcome::infrastructure(Status::ConfigError, message),
+        }
+    }
+
+    /// The run's mount operations and its armed cgroup; `Err` is a configuration error.
+    fn prepare(
+        &mut self,
+        spec: &RunSpec,
+    ) -> Result<(Vec<crate::rootfs::MountOp>, RunCgroup), String> {
+        spec.validate().map_err(|e| e.to_string())?;
+        let mounts = self
+            .template
+            .as_mut()
+            .map_err(|e| e.clone())?
+            .prepare(spec)?;
+        let cgroup = match self.next_cgroup.take() {
+            Some(cgroup) => cgroup,
+            None => {
+                let name = self.next_cgroup_name();
+                let hierarchy = self.cgroups.as_ref().map_err(|e| e.clone())?;
+                hierarchy.create_run(&name).map_err(|e| e.to_string())?
+            }
+        };
+        if let Err(e) = cgroup.set_limits(spec.limits.memory_bytes, spec.limits.pids) {
+            cgroup.remove();
+            return Err(e.to_string());
+        }
+        Ok((mounts, cgroup))
+    }
+
+    fn next_cgroup_name(&mut self) -> String {
+        self.runs += 1;
+        format!("{}-{}", std::process::id(), self.runs)
+    }
+
+    /// Work for later runs, done while a run's init builds its root on another CPU: a fresh
+    /// network namespace, the previous run's cgroup removed, the next one created.
+    fn prepare_ahead(&mut self) {
+        if let Ok(supply) = &mut self.netns {
+            supply.refill();
+        }
+        if let Some(retired) = self.retired.take() {
+            retired.remove();
+        }
+        if self.next_cgroup.is_none() {
+            let name = self.next_cgroup_name();
+            if let Ok(hierarchy) = &self.cgroups {
+                self.next_cgroup = hierarchy.create_run(&name).ok();
+            }
+        }
+    }
+
+    /// Removes the cgroups this supervisor still holds.
+    fn shutdown(&mut self) {
+        for cgroup in [self.retired.take(), self.next_cgroup.take()]
+            .into_iter()
+            .flatten()
+        {
+            cgroup.remove();
+        }
+    }
+
+    fn run_in(
+        &mut self,
+        spec: &RunSpec,
+        mounts: &[crate::rootfs::MountOp],
+        cgroup: &RunCgroup,
+        control: RawFd,
+    ) -> RunOutcome {
+        let io = match RunIo::open(spec, cgroup) {
+            Ok(io) => io,
+            Err((status, message)) => return RunOutcome::infrastructure(status, message),
+        };
+        let netns = match self
+            .netns
+            .as_mut()
+            .map_err(|e| e.clone())
+            .and_then(|supply| {
+                supply
+                    .take()
+                    .map_err(|e| format!("create a network namespace: {e}"))
+            }) {
+            Ok(fd) => fd,
+            Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e),
+        };
+        let plan = ChildPlan {
+            netns: netns.as_raw_fd(),
+            mounts,
+            cgroup_procs: io.cgroup_procs.iter().map(AsRawFd::as_raw_fd).collect(),
+            stdin: io.child_stdin.as_raw_fd(),
+            stdout: io.child_stdout.as_raw_fd(),
+            stderr: io.child_stderr.as_raw_fd(),
+            status_pipe: io.status_write.as_raw_fd(),
+            error_pipe: io.error_write.as_raw_fd(),
+            rlimits: rlimits(spec),
+            uid: spec.uid,
+            gid: spec.gid,
+            seccomp: &self.filters[&spec.profile],
+            candidates: exec_candidates(spec),
+            argv: std::iter::once(&spec.program)
+                .chain(&spec.args)
+                .map(|a| CString::new(a.as_str()).expect("validated"))
+                .collect(),
+            envp: environment(spec),
+        };
+
+        let started = Instant::now();
+        // SAFETY: raw clone without CLONE_VM behaves like fork; this process is single-threaded,
+        // and the child never returns into this function (init_main ends in _exit).
+        let pid = unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                CLONE_FLAGS | libc::SIGCHLD as libc::c_ulong,
+                0usize,
+                0usize,
+                0usize,
+                0usize,
+            )
+        };
+        if pid < 0 {
+            return RunOutcome::infrastructure(
+                Status::LaunchFailure,
+                format!("clone the sandbox init: {}", io::Error::last_os_error()),
+            );
+        }
+        if pid == 0 {
+            child::init_main(&plan);
+        }
+        let pid = pid as libc::pid_t;
+        drop(netns);
+        let parent = io.into_parent();
+        self.prepare_ahead();
+        let pump = Pump::new(spec, pid, cgroup, self.cpus, started, control);
+        let pumped = pump.run(parent.stdout, parent.stderr, parent.stdin_bytes);
+        let wall = started.elapsed();
+        let _ = sys::wait_pid(pid);
+
+        let setup_failure = sys::read_to_end(parent.error_read.as_raw_fd())
+            .ok()
+            .and_then(|m| SetupFailure::decode(&m));
+        if let Some((kind, message)) = setup_failure {
+            let status = match kind {
+                SetupFailure::Config => Status::ConfigError,
+                SetupFailure::Launch => Status::LaunchFailure,
+            };
+            return RunOutcome::infrastructure(status, message);
+        }
+        let status_bytes = sys::read_to_end(parent.status_read.as_raw_fd()).unwrap_or_default();
+        let termination = <[u8; 4]>::try_from(status_bytes.as_slice())
+            .ok()
+            .map(|b| decode_wait_status(i32::from_le_bytes(b)));
+        if termination.is_none() && pumped.enforced.is_none() {
+            let reason = if pumped.client_gone {
+                "the client hung up during the run"
+            } else {
+                "the sandbox init ended without reporting the program's status"
+            };
+            return RunOutcome::infrastructure(Status::LaunchFailure, reason);
+        }
+        let stats = match cgroup.stats() {
+            Ok(s) => s,
+            Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.to_string()),
+        };
+        let evidence = Evidence {
+            termination,
+            enforced: pumped.enforced,
+            cpu_time_us: stats.cpu_time_us,
+            cpu_limit_us: spec.limits.cpu_time_ms * 1_000,
+            oom_kills: stats.oom_kills,
+            fork_refusals: stats.fork_refusals,
+            output_exceeded: pumped.output_exceeded,
+        };
+        let status = classify(&evidence);
+        let (exit_code, signal) = match termination {
+            Some(Termination::Exited(code)) => (Some(code), None),
+            Some(Termination::Signaled(sig)) => (None, Some(sig)),
+            None => (None, Some(libc::SIGKILL)),
+        };
+        RunOutcome {
+            status,
+            fault: status.fault(),
+            exit_code,
+            signal,
+            cpu_time_ms: stats.cpu_time_us.div_ceil(1_000),
+            wall_time_ms: wall.as_millis() as u64,
+            memory_kib: stats.peak_memory_bytes / 1024,
+            stdout: pumped.stdout,
+            stderr: pumped.stderr,
+            output_truncated: pumped.output_exceeded,
+            message: None,
+        }
+    }
+}
+
+/// Fresh network namespaces, one per run, each made before it is needed.
+///
+/// A namespace is made by unsharing the supervisor into a new one, keeping a handle, and
+/// returning to the supervisor's own; init later joins it with `setns`. Every run still gets a
+/// namespace no other run has used (the handle is dropped once init has joined it).
+struct NetnsSupply {
+    home: OwnedFd,
+    next: Option<OwnedFd>,
+}
+
+impl NetnsSupply {
+    fn new() -> io::Result<Self> {
+        Ok(Self {
+            home: open_read(Path::new("/proc/self/ns/net"))?,
+            next: None,
+        })
+    }
+
+    fn take(&mut self) -> io::Result<OwnedFd> {
+        match self.next.take() {
+            Some(fd) => Ok(fd),
+            None => self.create(),
+        }
+    }
+
+    fn refill(&mut self) {
+        if self.next.is_none() {
+            self.next = self.create().ok();
+        }
+    }
+
+    fn create(&self) -> io::Result<OwnedFd> {
+        // SAFETY: unshare/setns with valid flags and a descriptor we own.
+        unsafe { sys::check(libc::unshare(libc::CLONE_NEWNET))? };
+        let fresh = open_read(Path::new("/proc/self/ns/net"));
+        // SAFETY: as above.
+        unsafe { sys::check(libc::setns(self.home.as_raw_fd(), libc::CLONE_NEWNET))? };
+        fresh
+    }
+}
+
+fn staging_dir() -> Result<PathBuf, String> {
+    let mut errors = Vec::new();
+    for dir in STAGING_DIRS {
+        match std::fs::create_dir_all(dir) {
+            Ok(()) => return Ok(PathBuf::from(dir)),
+            Err(e) => errors.push(format!("{dir}: {e}")),
+        }
+    }
+    Err(format!(
+        "no staging directory for the sandbox root: {}",
+        errors.join("; ")
+    ))
+}
+
+fn decode_wait_status(status: i32) -> Termination {
+    if libc::WIFSIGNALED(status) {
+        Termination::Signaled(libc::WTERMSIG(status))
+    } else {
+        Termination::Exited(libc::WEXITSTATUS(status))
+    }
+}
+
+fn rlimits(spec: &RunSpec) -> Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)> {
+    let limits = &spec.limits;
+    // A per-process backstop behind the cgroup CPU watch: SIGXCPU a second after the limit.
+    let cpu_soft = limits.cpu_time_ms.div_ceil(1_000) + 1;
+    let same = |v: u64| (v as libc::rlim_t, v as libc::rlim_t);
+    let entries = [
+        (libc::RLIMIT_NOFILE, same(limits.open_files)),
+        (libc::RLIMIT_CORE, same(0)),
+        (libc::RLIMIT_STACK, same(limits.effective_stack_bytes())),
+        (libc::RLIMIT_FSIZE, same(limits.file_size_bytes)),
+        (libc::RLIMIT_CPU, (cpu_soft, cpu_soft + 1)),
+    ];
+    entries.into_iter().map(|(r, (s, h))| (r, s, h)).collect()
+}
+
+fn environment(spec: &RunSpec) -> Vec<CString> {
+    let mut vars: Vec<(String, String)> = BASE_ENV
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (key, value) in &spec.env {
+        vars.retain(|(k, _)| k != key);
+        vars.push((key.clone(), value.clone()));
+    }
+    vars.into_iter()
+        .map(|(k, v)| CString::new(format!("{k}={v}")).expect("validated"))
+        .collect()
+}
+
+/// An absolute program is tried as is; a bare name along the sandbox's `PATH`.
+fn exec_candidates(spec: &RunSpec) -> Vec<CString> {
+    let cstring = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes()).expect("validated");
+    if spec.program.contains('/') {
+        return vec![CString::new(spec.program.as_str()).expect("validated")];
+    }
+    let path = spec
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or(BASE_ENV[0].1);
+    path.split(':')
+        .filter(|dir| dir.starts_with('/'))
+        .map(|dir| cstring(&Path::new(dir).join(&spec.program)))
+        .collect()
+}
+
+/// Descriptors of one run, both ends, before the clone.
+struct RunIo {
+    cgroup_procs: Vec<OwnedFd>,
+    child_stdin: OwnedFd,
+    child_stdout: OwnedFd,
+    child_stderr: OwnedFd,
+    status_write: OwnedFd,
+    error_write: OwnedFd,
+    stdin_bytes: Option<(OwnedFd, Vec<u8>)>,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+    status_read: OwnedFd,
+    error_read: OwnedFd,
+}
+
+/// The supervisor's ends, after the child's copies are closed.
+struct ParentIo {
+    stdin_bytes: Option<(OwnedFd, Vec<u8>)>,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+    status_read: OwnedFd,
+    error_read: OwnedFd,
+}
+
+impl RunIo {
+    fn open(spec: &RunSpec, cgroup: &RunCgroup) -> Result<Self, (Status, String)> {
+        let launch = |what: &str| {
+            let what = what.to_string();
+            move |e: io::Error| (Status::LaunchFailure, format!("{what}: {e}"))
+        };
+        let mut cgroup_procs = Vec::new();
+        for path in cgroup.procs_files() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| (Status::ConfigError, format!("open {}: {e}", path.display())))?;
+            cgroup_procs.push(OwnedFd::from(file));
+        }
+        let (child_stdin, stdin_bytes) = match &spec.stdin {
+            Stdin::Null => (
+                open_read(Path::new("/dev/null")).map_err(launch("open /dev/null"))?,
+                None,
+            ),
+            Stdin::File(path) => (
+                open_read(path).map_err(|e| {
+                    (
+                        Status::ConfigError,
+                        format!("stdin file {}: {e}", path.display()),
+                    )
+                })?,
+                None,
+            ),
+            Stdin::Bytes(bytes) => {
+                let (read, write) = sys::pipe().map_err(launch("stdin pipe"))?;
+                sys::set_nonblocking(&write).map_err(launch("stdin pipe"))?;
+                (read, Some((write, bytes.clone())))
+            }
+        };
+        let (stdout, child_stdout) = sys::pipe().map_err(launch("stdout pipe"))?;
+        let (stderr, child_stderr) = sys::pipe().map_err(launch("stderr pipe"))?;
+        let (status_read, status_write) = sys::pipe().map_err(launch("status pipe"))?;
+        let (error_read, error_write) = sys::pipe().map_err(launch("error pipe"))?;
+        for fd in [&stdout, &stderr] {
+            sys::set_nonblocking(fd).map_err(launch("output pipe"))?;
+        }
+        Ok(Self {
+            cgroup_procs,
+            child_stdin,
+            child_stdout,
+            child_stderr,
+            status_write,
+            error_write,
+            stdin_bytes,
+            stdout,
+            stderr,
+            status_read,
+            error_read,
+        })
+    }
+
+    /// Drops the child's ends so EOF on a pipe means every process holding it is gone.
+    fn into_parent(self) -> ParentIo {
+        ParentIo {
+            stdin_bytes: self.stdin_bytes,
+            stdout: self.stdout,
+            stderr: self.stderr,
+            status_read: self.status_read,
+            error_read: self.error_read,
+        }
+    }
+}
+
+fn open_read(path: &Path) -> io::Result<OwnedFd> {
+    Ok(OwnedFd::from(std::fs::File::open(path)?))
+}
+
+/// What the poll loop observed.
+struct Pumped {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    output_exceeded: bool,
+    enforced: Option<EnforcedKill>,
+    client_gone: bool,
+}
+
+/// The poll loop of one run: stdio, limits, and the init's exit.
+struct Pump<'a> {
+    pid: libc::pid_t,
+    cgroup: &'a RunCgroup,
+    cap: usize,
+    cpu_limit_us: u64,
+    cpus: u64,
+    deadline: Instant,
+    control: RawFd,
+    enforced: Option<EnforcedKill>,
+}
+
+impl<'a> Pump<'a> {
+    fn new(
+        spec: &RunSpec,
+        pid: libc::pid_t,
+        cgroup: &'a RunCgroup,
+        cpus: u64,
+        started: Instant,
+        control: RawFd,
+    ) -> Self {
+        Self {
+            pid,
+            cgroup,
+            cap: usize::try_from(spec.limits.output_bytes).unwrap_or(usize::MAX),
+            cpu_limit_us: spec.limits.cpu_time_ms * 1_000,
+            cpus,
+            deadline: started + Duration::from_millis(spec.limits.wall_time_ms),
+            control,
+            enforced: None,
+        }
+    }
+
+    fn enforce(&mut self, reason: EnforcedKill) {
+        if self.enforced.is_none() {
+            self.enforced = Some(reason);
+            sys::kill(self.pid, libc::SIGKILL);
+        }
+    }
+
+    /// How long until the CPU budget could be exhausted with every CPU busy.
+    fn cpu_check_interval(&self, used_us: u64) -> Duration {
+        let remaining = self.cpu_limit_us.saturating_sub(used_us) / self.cpus.max(1);
+        Duration::from_micros(remaining.clamp(1_000, 100_000))
+    }
+
+    fn run(
+        mut self,
+        stdout: OwnedFd,
+        stderr: OwnedFd,
+        mut stdin: Option<(OwnedFd, Vec<u8>)>,
+    ) -> Pumped {
+        let mut out = Stream::new(stdout);
+        let mut err = Stream::new(stderr);
+        let mut stdin_written = 0usize;
+        let mut client_gone = false;
+        let pidfd = sys::pidfd_open(self.pid).ok();
+        let mut next_cpu_check = Instant::now() + Duration::from_millis(1);
+        let mut buf = vec![0u8; 64 * 1024];
+
+        loop {
+            let now = Instant::now();
+            if now >= self.deadline {
+                self.enforce(EnforcedKill::WallTime);
+            }
+            if now >= next_cpu_check && self.enforced.is_none() {
+                let used = self.cgroup.cpu_time_us().unwrap_or(0);
+                if used > self.cpu_limit_us {
+                    self.enforce(EnforcedKill::CpuTime);
+                }
+                next_cpu_check = now + self.cpu_check_interval(used);
+            }
+            let timeout = if self.enforced.is_some() {
+                Duration::from_millis(50)
+            } else {
+                next_cpu_check
+                    .min(self.deadline)
+                    .saturating_duration_since(now)
+            };
+
+            let mut fds = Vec::with_capacity(5);
+            let pid_slot = pidfd.as_ref().map(|fd| {
+                fds.push(pollfd(fd.as_raw_fd(), libc::POLLIN));
+                fds.len() - 1
+            });
+            let out_slot = out.open.then(|| {
+                fds.push(pollfd(out.fd.as_raw_fd(), libc::POLLIN));
+                fds.len() - 1
+            });
+            let err_slot = err.open.then(|| {
+                fds.push(pollfd(err.fd.as_raw_fd(), libc::POLLIN));
+                fds.len() - 1
+            });
+            let stdin_slot = stdin.as_ref().map(|(fd, _)| {
+                fds.push(pollfd(fd.as_raw_fd(), libc::POLLOUT));
+                fds.len() - 1
+            });
+            let control_slot = (!client_gone).then(|| {
+                fds.push(pollfd(self.control, libc::POLLRDHUP));
+                fds.len() - 1
+            });
+            let millis = timeout.as_millis().clamp(1, 100_000) as libc::c_int;
+            // SAFETY: `fds` is a valid array of pollfd for its length.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+            if ready < 0 {
+                continue;
+            }
+            let fired = |slot: Option<usize>| slot.is_some_and(|i| fds[i].revents != 0);
+
+            if fired(out_slot) && out.pump(&mut buf, self.cap) {
+                self.enforce(EnforcedKill::Output);
+            }
+            if fired(err_slot) && err.pump(&mut buf, self.cap) {
+                self.enforce(EnforcedKill::Output);
+            }
+            if fired(stdin_slot) {
+                let (fd, bytes) = stdin.as_ref().expect("slot exists");
+                match sys::write(fd.as_raw_fd(), &bytes[stdin_written..]) {
+                    Ok(Some(n)) => stdin_written += n,
+                    Ok(None) => {}
+                    Err(_) => stdin_written = bytes.len(),
+                }
+                if stdin_written >= bytes.len() {
+                    stdin = None;
+                }
+            }
+            if fired(control_slot) {
+                client_gone = true;
+                sys::kill(self.pid, libc::SIGKILL);
+            }
+            let exited = match pid_slot {
+                Some(slot) => fds[slot].revents != 0,
+                // No pidfd (very old kernel): rely on both pipes closing.
+                None => !out.open && !err.open,
+            };
+            if exited {
+                break;
+            }
+        }
+        // Every process of the run is gone; whatever is still buffered is the tail of the output.
+        out.drain(&mut buf, self.cap);
+        err.drain(&mut buf, self.cap);
+        let output_exceeded = out.exceeded || err.exceeded;
+        Pumped {
+            stdout: out.data,
+            stderr: err.data,
+            output_exceeded,
+            enforced: self.enforced,
+            client_gone,
+        }
+    }
+}
+
+fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+/// One captured output stream.
+struct Stream {
+    fd: OwnedFd,
+    data: Vec<u8>,
+    open: bool,
+    exceeded: bool,
+}
+
+impl Stream {
+    fn new(fd: OwnedFd) -> Self {
+        Self {
+            fd,
+            data: Vec::new(),
+            open: true,
+            exceeded: false,
+        }
+    }
+
+    /// Reads what is available; returns true when this read first crossed the cap.
+    fn pump(&mut self, buf: &mut [u8], cap: usize) -> bool {
+        match sys::read(self.fd.as_raw_fd(), buf) {
+            Ok(Some(0)) | Err(_) => {
+                self.open = false;
+                false
+            }
+            Ok(None) => false,
+            Ok(Some(n)) => self.keep(&buf[..n], cap),
+        }
+    }
+
+    /// Reads what is left once every writer is gone.
+    fn drain(&mut self, buf: &mut [u8], cap: usize) {
+        while self.open {
+            match sys::read(self.fd.as_raw_fd(), buf) {
+                Ok(Some(n)) if n > 0 => {
+                    self.keep(&buf[..n], cap);
+                }
+                _ => self.open = false,
+            }
+        }
+    }
+
+    /// Keeps bytes up to the cap; returns true when these bytes first crossed it. Bytes past
+    /// the cap are dropped, but still read, so writers never block on a full pipe.
+    fn keep(&mut self, bytes: &[u8], cap: usize) -> bool {
+        let room = cap.saturating_sub(self.data.len());
+        self.data.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        if bytes.len() > room && !self.exceeded {
+            self.exceeded = true;
+            return true;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_names_are_searched_along_path_and_absolute_paths_are_not() {
+        let spec = RunSpec::new("python3");
+        let got: Vec<String> = exec_candidates(&spec)
+            .into_iter()
+            .map(|c| c.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            ["/usr/local/bin/python3", "/usr/bin/python3", "/bin/python3"]
+        );
+        let spec = RunSpec::new("/job/a.out").env("PATH", "/opt/x");
+        assert_eq!(
+            exec_candidates(&spec),
+            vec![CString::new("/job/a.out").unwrap()]
+        );
+        let spec = RunSpec::new("go").env("PATH", "/opt/go/bin:relative");
+        assert_eq!(
+            exec_candidates(&spec),
+            vec![CString::new("/opt/go/bin/go").unwrap()]
+        );
+    }
+
+    #[test]
+    fn environment_is_the_profile_base_plus_overrides() {
+        let spec = RunSpec::new("x")
+            .env("HOME", "/job")
+            .env("JAVA_OPTS", "-Xmx64m");
+        let env: Vec<String> = environment(&spec)
+            .into_iter()
+            .map(|c| c.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            env,
+            [
+                "PATH=/usr/local/bin:/usr/bin:/bin",
+                "LANG=C.UTF-8",
+                "HOME=/job",
+                "JAVA_OPTS=-Xmx64m"
+            ]
+        );
+    }
+
+    #[test]
+    fn rlimits_follow_the_spec() {
+        let spec = RunSpec::new("x");
+        let limits = rlimits(&spec);
+        assert!(limits.contains(&(libc::RLIMIT_NOFILE, 128, 128)));
+        assert!(limits.contains(&(libc::RLIMIT_CORE, 0, 0)));
+        assert!(limits.contains(&(libc::RLIMIT_CPU, 3, 4)));
+        let stack = spec.limits.memory_bytes as libc::rlim_t;
+        assert!(limits.contains(&(libc::RLIMIT_STACK, stack, stack)));
+    }
+
+    #[test]
+    fn wait_statuses_decode() {
+        assert_eq!(decode_wait_status(0), Termination::Exited(0));
+        assert_eq!(decode_wait_status(3 << 8), Termination::Exited(3));
+        assert_eq!(
+            decode_wait_status(libc::SIGSEGV),
+            Termination::Signaled(libc::SIGSEGV)
+        );
+    }
+}

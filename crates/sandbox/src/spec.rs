@@ -1,0 +1,417 @@
+//! What to run and under which limits.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::seccomp::Profile;
+
+const MIB: u64 = 1024 * 1024;
+
+/// A request to run one program in the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Absolute path inside the sandbox, or a bare name looked up in the sandbox's `PATH`.
+    pub program: String,
+    /// Arguments after the program name (`argv[1..]`).
+    pub args: Vec<String>,
+    /// Variables added to the profile's environment; nothing else from the host leaks in.
+    pub env: Vec<(String, String)>,
+    /// Working directory inside the sandbox; defaults to `/job` when a job dir is mounted, else `/tmp`.
+    pub cwd: Option<PathBuf>,
+    /// Host directory mounted at `/job`.
+    pub job_dir: Option<PathBuf>,
+    /// Mount the job directory writable (compilation writes its binary there); read-only otherwise.
+    pub job_dir_writable: bool,
+    /// Extra bind mounts (toolchains outside `/usr`, problem data, ...).
+    pub binds: Vec<Bind>,
+    pub stdin: Stdin,
+    pub limits: Limits,
+    pub profile: Profile,
+    /// Identity the program runs as; never 0.
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl RunSpec {
+    /// A spec with default limits, the native profile and uid/gid 1000.
+    pub fn new(program: impl Into<String>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            job_dir: None,
+            job_dir_writable: false,
+            binds: Vec::new(),
+            stdin: Stdin::Null,
+            limits: Limits::default(),
+            profile: Profile::Native,
+            uid: 1000,
+            gid: 1000,
+        }
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn job_dir(mut self, dir: impl Into<PathBuf>, writable: bool) -> Self {
+        self.job_dir = Some(dir.into());
+        self.job_dir_writable = writable;
+        self
+    }
+
+    pub fn stdin(mut self, stdin: Stdin) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    pub fn bind(mut self, bind: Bind) -> Self {
+        self.binds.push(bind);
+        self
+    }
+
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The working directory the program starts in.
+    pub fn effective_cwd(&self) -> PathBuf {
+        match (&self.cwd, &self.job_dir) {
+            (Some(cwd), _) => cwd.clone(),
+            (None, Some(_)) => PathBuf::from(JOB_MOUNT),
+            (None, None) => PathBuf::from("/tmp"),
+        }
+    }
+
+    /// Checks everything that can be checked without touching the host.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.program.is_empty() {
+            return Err(SpecError::EmptyProgram);
+        }
+        for text in std::iter::once(&self.program).chain(&self.args) {
+            if text.contains('\0') {
+                return Err(SpecError::NulByte(text.clone()));
+            }
+        }
+        for (key, value) in &self.env {
+            if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
+                return Err(SpecError::BadEnv(key.clone()));
+            }
+        }
+        if self.uid == 0 || self.gid == 0 {
+            return Err(SpecError::RootIdentity);
+        }
+        if let Some(cwd) = &self.cwd {
+            check_sandbox_path(cwd)?;
+        }
+        if let Some(dir) = &self.job_dir {
+            check_host_path(dir)?;
+        }
+        if let Stdin::File(path) = &self.stdin {
+            check_host_path(path)?;
+        }
+        for bind in &self.binds {
+            check_host_path(&bind.source)?;
+            check_sandbox_path(&bind.target)?;
+            if RESERVED_TARGETS
+                .iter()
+                .any(|reserved| bind.target == Path::new(reserved))
+                || bind.target.starts_with("/proc")
+                || bind.target.starts_with("/dev")
+            {
+                return Err(SpecError::ReservedBindTarget(bind.target.clone()));
+            }
+        }
+        self.limits.validate()
+    }
+}
+
+/// Where the job directory appears inside the sandbox.
+pub const JOB_MOUNT: &str = "/job";
+
+/// Mount points the sandbox builds itself; a bind may not replace them.
+const RESERVED_TARGETS: &[&str] = &["/", "/tmp", JOB_MOUNT, "/etc", "/usr"];
+
+fn check_host_path(path: &Path) -> Result<(), SpecError> {
+    if !path.is_absolute() {
+        return Err(SpecError::RelativePath(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+fn check_sandbox_path(path: &Path) -> Result<(), SpecError> {
+    if !path.is_absolute() {
+        return Err(SpecError::RelativePath(path.to_path_buf()));
+    }
+    if path
+        .components()
+        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return Err(SpecError::UnnormalizedPath(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// A host path made visible inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bind {
+    pub source: PathBuf,
+    pub target: PathBuf,
+    pub writable: bool,
+}
+
+impl Bind {
+    pub fn read_only(source: impl Into<PathBuf>, target: impl Into<PathBuf>) -> Self {
+        Self {
+            source: source.into(),
+            target: target.into(),
+            writable: false,
+        }
+    }
+
+    /// Parses the CLI form `SRC:DST[:rw|:ro]`.
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let bad = || SpecError::BadBind(text.to_string());
+        let mut parts = text.split(':');
+        let source = parts.next().filter(|s| !s.is_empty()).ok_or_else(bad)?;
+        let target = parts.next().filter(|s| !s.is_empty()).ok_or_else(bad)?;
+        let writable = match parts.next() {
+            None | Some("ro") => false,
+            Some("rw") => true,
+            Some(_) => return Err(bad()),
+        };
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(Self {
+            source: source.into(),
+            target: target.into(),
+            writable,
+        })
+    }
+}
+
+/// Where the program's standard input comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Stdin {
+    /// `/dev/null`.
+    #[default]
+    Null,
+    /// A host file, opened by the supervisor (the program needs no access to it).
+    File(PathBuf),
+    /// Bytes fed through a pipe.
+    Bytes(Vec<u8>),
+}
+
+/// Resource limits of one run. Every limit is enforced; none is advisory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// CPU time of the whole process tree (all threads, all children), from cgroup accounting.
+    pub cpu_time_ms: u64,
+    /// Monotonic wall-clock time from start to the main process's exit.
+    pub wall_time_ms: u64,
+    /// Memory of the whole tree (cgroup, swap 0), including `/tmp` contents.
+    pub memory_bytes: u64,
+    /// Processes plus threads alive at once.
+    pub pids: u32,
+    /// Bytes kept from each of stdout and stderr; producing more ends the run (`output_limit`).
+    pub output_bytes: u64,
+    /// `RLIMIT_STACK`; `None` means "as large as the memory limit" (deep recursion is legal).
+    pub stack_bytes: Option<u64>,
+    /// `RLIMIT_FSIZE`: largest file the program may write.
+    pub file_size_bytes: u64,
+    /// `RLIMIT_NOFILE`.
+    pub open_files: u64,
+    /// Size of the private writable `/tmp`.
+    pub tmp_bytes: u64,
+    /// Inodes of the private writable `/tmp`.
+    pub tmp_inodes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            cpu_time_ms: 2_000,
+            wall_time_ms: 6_000,
+            memory_bytes: 256 * MIB,
+            pids: 64,
+            output_bytes: 64 * MIB,
+            stack_bytes: None,
+            file_size_bytes: 64 * MIB,
+            open_files: 128,
+            tmp_bytes: 64 * MIB,
+            tmp_inodes: 4096,
+        }
+    }
+}
+
+impl Limits {
+    /// The stack limit actually applied.
+    pub fn effective_stack_bytes(&self) -> u64 {
+        self.stack_bytes.unwrap_or(self.memory_bytes)
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        let checks: [(&'static str, u64, u64); 9] = [
+            ("cpu_time_ms", self.cpu_time_ms, 1),
+            ("wall_time_ms", self.wall_time_ms, 1),
+            ("memory_bytes", self.memory_bytes, 4 * MIB),
+            ("pids", u64::from(self.pids), 1),
+            ("output_bytes", self.output_bytes, 1),
+            ("file_size_bytes", self.file_size_bytes, 1),
+            ("open_files", self.open_files, 4),
+            ("tmp_bytes", self.tmp_bytes, 4096),
+            ("tmp_inodes", self.tmp_inodes, 16),
+        ];
+        for (name, value, minimum) in checks {
+            if value < minimum {
+                return Err(SpecError::LimitTooSmall {
+                    name,
+                    value,
+                    minimum,
+                });
+            }
+        }
+        if let Some(stack) = self.stack_bytes {
+            if stack < 64 * 1024 {
+                return Err(SpecError::LimitTooSmall {
+                    name: "stack_bytes",
+                    value: stack,
+                    minimum: 64 * 1024,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A spec that can never run, whatever the host looks like.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("the program to run is empty")]
+    EmptyProgram,
+    #[error("argument contains a NUL byte: {0:?}")]
+    NulByte(String),
+    #[error("invalid environment variable name or value for {0:?}")]
+    BadEnv(String),
+    #[error("the sandbox never runs programs as uid or gid 0")]
+    RootIdentity,
+    #[error("path must be absolute: {0}")]
+    RelativePath(PathBuf),
+    #[error("path must not contain '.' or '..' components: {0}")]
+    UnnormalizedPath(PathBuf),
+    #[error("bind target {0} is built by the sandbox itself and cannot be replaced")]
+    ReservedBindTarget(PathBuf),
+    #[error("bind must look like SRC:DST[:rw|:ro], got {0:?}")]
+    BadBind(String),
+    #[error("limit {name} = {value} is below the minimum {minimum}")]
+    LimitTooSmall {
+        name: &'static str,
+        value: u64,
+        minimum: u64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_spec_is_valid() {
+        RunSpec::new("/bin/true").validate().unwrap();
+    }
+
+    #[test]
+    fn invalid_specs_are_rejected_with_the_reason() {
+        let cases: Vec<(RunSpec, SpecError)> = vec![
+            (RunSpec::new(""), SpecError::EmptyProgram),
+            (
+                RunSpec::new("/bin/echo").args(["a\0b"]),
+                SpecError::NulByte("a\0b".into()),
+            ),
+            (
+                RunSpec::new("/bin/true").env("A=B", "c"),
+                SpecError::BadEnv("A=B".into()),
+            ),
+            (
+                RunSpec {
+                    uid: 0,
+                    ..RunSpec::new("/bin/true")
+                },
+                SpecError::RootIdentity,
+            ),
+            (
+                RunSpec::new("/bin/true").job_dir("relative/dir", false),
+                SpecError::RelativePath("relative/dir".into()),
+            ),
+            (
+                RunSpec::new("/bin/true").bind(Bind::read_only("/opt", "/x/../etc")),
+                SpecError::UnnormalizedPath("/x/../etc".into()),
+            ),
+            (
+                RunSpec::new("/bin/true").bind(Bind::read_only("/opt", "/proc/1")),
+                SpecError::ReservedBindTarget("/proc/1".into()),
+            ),
+            (
+                RunSpec::new("/bin/true").bind(Bind::read_only("/opt", "/tmp")),
+                SpecError::ReservedBindTarget("/tmp".into()),
+            ),
+            (
+                RunSpec::new("/bin/true").limits(Limits {
+                    memory_bytes: 1024,
+                    ..Limits::default()
+                }),
+                SpecError::LimitTooSmall {
+                    name: "memory_bytes",
+                    value: 1024,
+                    minimum: 4 * MIB,
+                },
+            ),
+        ];
+        for (spec, expected) in cases {
+            assert_eq!(spec.validate(), Err(expected), "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn bind_parses_the_cli_form() {
+        assert_eq!(Bind::parse("/a:/b").unwrap(), Bind::read_only("/a", "/b"));
+        assert!(Bind::parse("/a:/b:rw").unwrap().writable);
+        assert!(!Bind::parse("/a:/b:ro").unwrap().writable);
+        for bad in ["", "/a", ":/b", "/a:", "/a:/b:rx", "/a:/b:rw:x"] {
+            assert_eq!(
+                Bind::parse(bad),
+                Err(SpecError::BadBind(bad.into())),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn cwd_defaults_follow_the_job_dir() {
+        assert_eq!(RunSpec::new("x").effective_cwd(), Path::new("/tmp"));
+        assert_eq!(
+            RunSpec::new("x").job_dir("/srv/j", false).effective_cwd(),
+            Path::new("/job")
+        );
+    }
+}

@@ -1,0 +1,167 @@
+//! `ulticode bench ...`: measured figures, never asserted in tests.
+
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Subcommand;
+use sandbox::{RunSpec, Sandbox, Status};
+use serde::Serialize;
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time.
+    Sandbox {
+        /// Runs per series.
+        #[arg(long, default_value_t = 500)]
+        runs: usize,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl BenchCommand {
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            BenchCommand::Sandbox { runs, json } => bench_sandbox(runs, json),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Series {
+    runs: usize,
+    median_ms: f64,
+    p99_ms: f64,
+}
+
+impl Series {
+    fn from_samples(mut samples: Vec<Duration>) -> Self {
+        samples.sort();
+        let at = |q: f64| {
+            let index = ((samples.len() as f64 - 1.0) * q).round() as usize;
+            samples[index].as_secs_f64() * 1_000.0
+        };
+        Self {
+            runs: samples.len(),
+            median_ms: at(0.5),
+            p99_ms: at(0.99),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct SandboxBench {
+    program: &'static str,
+    bare_sequential: Series,
+    sandbox_sequential: Series,
+    bare_parallel_2: Series,
+    sandbox_parallel_2: Series,
+    /// Median sandboxed run minus median bare spawn, sequential.
+    overhead_ms_median: f64,
+    /// The same, two runs at a time.
+    overhead_ms_median_parallel_2: f64,
+}
+
+const PROGRAM: &str = "/bin/true";
+
+fn bare_spawn() -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let status = Command::new(PROGRAM)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    let elapsed = started.elapsed();
+    if !status.success() {
+        bail!("{PROGRAM} failed: {status}");
+    }
+    Ok(elapsed)
+}
+
+fn sandboxed(sandbox: &dyn Sandbox) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let outcome = sandbox.run(&RunSpec::new(PROGRAM))?;
+    let elapsed = started.elapsed();
+    if outcome.status != Status::Ok {
+        bail!(
+            "sandboxed {PROGRAM} ended as {}: {}",
+            outcome.status,
+            outcome.message.unwrap_or_default()
+        );
+    }
+    Ok(elapsed)
+}
+
+/// `runs` samples of `one`, taken by `threads` threads at once.
+fn sample<F>(runs: usize, threads: usize, one: F) -> anyhow::Result<Series>
+where
+    F: Fn() -> anyhow::Result<Duration> + Sync,
+{
+    let per_thread = runs.div_ceil(threads);
+    let samples = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..per_thread)
+                        .map(|_| one())
+                        .collect::<anyhow::Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("bench thread panicked"))
+            .collect::<anyhow::Result<Vec<_>>>()
+    })?;
+    Ok(Series::from_samples(
+        samples.into_iter().flatten().collect(),
+    ))
+}
+
+fn bench_sandbox(runs: usize, json: bool) -> anyhow::Result<ExitCode> {
+    if runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let sandbox = super::native_sandbox()?;
+    // Warm up: start both supervisors and fault in the binaries.
+    sample(20, 2, || sandboxed(&sandbox)).context("sandbox warm-up")?;
+    sample(20, 2, bare_spawn).context("bare warm-up")?;
+
+    let bare_sequential = sample(runs, 1, bare_spawn)?;
+    let sandbox_sequential = sample(runs, 1, || sandboxed(&sandbox))?;
+    let bare_parallel_2 = sample(runs, 2, bare_spawn)?;
+    let sandbox_parallel_2 = sample(runs, 2, || sandboxed(&sandbox))?;
+    let report = SandboxBench {
+        program: PROGRAM,
+        overhead_ms_median: sandbox_sequential.median_ms - bare_sequential.median_ms,
+        overhead_ms_median_parallel_2: sandbox_parallel_2.median_ms - bare_parallel_2.median_ms,
+        bare_sequential,
+        sandbox_sequential,
+        bare_parallel_2,
+        sandbox_parallel_2,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{PROGRAM}, {runs} runs per series (ms)");
+        println!("{:<22}{:>10}{:>10}", "series", "median", "p99");
+        for (name, series) in [
+            ("bare, sequential", &report.bare_sequential),
+            ("sandbox, sequential", &report.sandbox_sequential),
+            ("bare, 2 at a time", &report.bare_parallel_2),
+            ("sandbox, 2 at a time", &report.sandbox_parallel_2),
+        ] {
+            println!(
+                "{name:<22}{:>10.3}{:>10.3}",
+                series.median_ms, series.p99_ms
+            );
+        }
+        println!(
+            "median overhead: {:.3} ms sequential, {:.3} ms 2 at a time",
+            report.overhead_ms_median, report.overhead_ms_median_parallel_2
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

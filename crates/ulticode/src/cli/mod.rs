@@ -1,0 +1,45 @@
+//! Command-line interface: argument parsing and the wiring behind each subcommand.
+
+mod bench;
+mod sandbox_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ulticode",
+    version,
+    about = "UltiCode: an online judge with a native sandbox"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run programs in the sandbox and check that it works on this machine.
+    #[command(subcommand)]
+    Sandbox(sandbox_cmd::SandboxCommand),
+    /// Benchmarks whose figures go into release notes.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+impl Cli {
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        match self.command {
+            Command::Sandbox(cmd) => cmd.run(),
+            Command::Bench(cmd) => cmd.run(),
+        }
+    }
+}
+
+/// The native sandbox, with this binary as its supervisor.
+fn native_sandbox() -> anyhow::Result<sandbox::NativeSandbox> {
+    let command = sandbox::SupervisorCommand::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot locate the ulticode executable: {e}"))?;
+    Ok(sandbox::NativeSandbox::new(command))
+}

@@ -1,0 +1,215 @@
+//! `ulticode sandbox run | doctor`.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use sandbox::{Bind, Fault, Limits, Profile, RunSpec, Sandbox, Stdin};
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Run one program in the sandbox.
+    ///
+    /// Exit status: 0 when the program ended `ok`, 1 for any other user-fault status,
+    /// 3 when the sandbox itself failed (launch_failure, config_error), 2 for usage errors.
+    Run(RunArgs),
+    /// Check namespaces, cgroups, seccomp and the root filesystem, and list toolchains.
+    Doctor {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// CPU time limit of the whole process tree, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().cpu_time_ms)]
+    time_limit: u64,
+    /// Wall-clock limit in milliseconds [default: 3 × the CPU time limit].
+    #[arg(long, value_name = "MS")]
+    wall_time_limit: Option<u64>,
+    /// Memory limit of the whole process tree, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::default().memory_bytes >> 20)]
+    memory_limit: u64,
+    /// Maximum number of processes and threads alive at once.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().pids)]
+    pids_limit: u32,
+    /// Bytes kept from each of stdout and stderr; more ends the run with `output_limit`.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().output_bytes)]
+    output_limit: u64,
+    /// Standard input: a host file, or `-` for this command's own stdin [default: /dev/null].
+    #[arg(long, value_name = "FILE")]
+    stdin: Option<PathBuf>,
+    /// Extra bind mount, repeatable.
+    #[arg(long, value_name = "SRC:DST[:rw]", value_parser = parse_bind)]
+    bind: Vec<Bind>,
+    /// Host directory mounted at /job (read-only unless --job-writable).
+    #[arg(long, value_name = "DIR")]
+    job_dir: Option<PathBuf>,
+    /// Mount the job directory writable.
+    #[arg(long, requires = "job_dir")]
+    job_writable: bool,
+    /// Environment variable for the program, repeatable.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+    /// Seccomp profile family.
+    #[arg(long, value_name = "NAME", default_value = "native")]
+    profile: Profile,
+    /// Print one JSON object describing the outcome instead of the program's output.
+    #[arg(long)]
+    json: bool,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]...")]
+    command: Vec<String>,
+}
+
+fn parse_bind(text: &str) -> Result<Bind, String> {
+    Bind::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {text:?}"))?;
+    Ok((key.to_string(), value.to_string()))
+}
+
+impl SandboxCommand {
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            SandboxCommand::Run(args) => run(args),
+            SandboxCommand::Doctor { json } => doctor(json),
+        }
+    }
+}
+
+impl RunArgs {
+    fn spec(&self) -> anyhow::Result<RunSpec> {
+        let (program, args) = self.command.split_first().expect("clap requires a program");
+        let stdin = match &self.stdin {
+            None => Stdin::Null,
+            Some(path) if path.as_os_str() == "-" => {
+                let mut bytes = Vec::new();
+                std::io::stdin()
+                    .read_to_end(&mut bytes)
+                    .context("read stdin")?;
+                Stdin::Bytes(bytes)
+            }
+            Some(path) => Stdin::File(std::path::absolute(path).context("resolve --stdin")?),
+        };
+        let limits = Limits {
+            cpu_time_ms: self.time_limit,
+            wall_time_ms: self
+                .wall_time_limit
+                .unwrap_or_else(|| self.time_limit.saturating_mul(3)),
+            memory_bytes: self.memory_limit << 20,
+            pids: self.pids_limit,
+            output_bytes: self.output_limit,
+            ..Limits::default()
+        };
+        let mut spec = RunSpec::new(program.clone())
+            .args(args.iter().cloned())
+            .stdin(stdin)
+            .limits(limits)
+            .profile(self.profile);
+        if let Some(dir) = &self.job_dir {
+            spec = spec.job_dir(
+                std::path::absolute(dir).context("resolve --job-dir")?,
+                self.job_writable,
+            );
+        }
+        for bind in &self.bind {
+            spec = spec.bind(Bind {
+                source: std::path::absolute(&bind.source).context("resolve --bind")?,
+                ..bind.clone()
+            });
+        }
+        for (key, value) in &self.env {
+            spec = spec.env(key, value);
+        }
+        Ok(spec)
+    }
+}
+
+fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let spec = args.spec()?;
+    let sandbox = super::native_sandbox()?;
+    let outcome = sandbox.run(&spec).context("invalid sandbox request")?;
+    if args.json {
+        println!("{}", serde_json::to_string(&outcome)?);
+    } else {
+        std::io::stdout().write_all(&outcome.stdout)?;
+        std::io::stderr().write_all(&outcome.stderr)?;
+        eprintln!(
+            "[sandbox] status={} exit_code={} signal={} cpu={}ms wall={}ms memory={}KiB{}{}",
+            outcome.status,
+            outcome.exit_code.map_or("-".into(), |c| c.to_string()),
+            outcome.signal.map_or("-".into(), |s| s.to_string()),
+            outcome.cpu_time_ms,
+            outcome.wall_time_ms,
+            outcome.memory_kib,
+            if outcome.output_truncated {
+                " output_truncated"
+            } else {
+                ""
+            },
+            outcome
+                .message
+                .as_deref()
+                .map(|m| format!(" message={m}"))
+                .unwrap_or_default(),
+        );
+    }
+    Ok(match outcome.fault {
+        Fault::None => ExitCode::SUCCESS,
+        Fault::User => ExitCode::from(1),
+        Fault::Infrastructure => ExitCode::from(3),
+    })
+}
+
+fn doctor(json: bool) -> anyhow::Result<ExitCode> {
+    let sandbox = super::native_sandbox()?;
+    let report = sandbox::doctor::diagnose(&sandbox);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        for check in &report.checks {
+            println!(
+                "{} {:<17} {}",
+                if check.ok { "ok  " } else { "FAIL" },
+                check.name,
+                check.detail
+            );
+        }
+        println!("\ntoolchains on this host:");
+        for tool in &report.toolchains {
+            match &tool.path {
+                Some(path) => println!(
+                    "  {:<18} {} {}",
+                    tool.name,
+                    path.display(),
+                    if tool.inside_default_root {
+                        ""
+                    } else {
+                        "(outside /usr: needs a --bind)"
+                    }
+                ),
+                None => println!("  {:<18} not installed", tool.name),
+            }
+        }
+        let verdict = if report.ok {
+            "the sandbox works on this machine"
+        } else {
+            "the sandbox cannot work here: see FAIL lines above"
+        };
+        println!("\n{verdict}");
+    }
+    Ok(if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
