@@ -1,13 +1,14 @@
 //! The two processes inside a run's namespaces.
 //!
-//! - **init** (pid 1 of the new pid namespace, still root): builds the root filesystem, forks the
-//!   program, reaps everything, reports the program's wait status, and exits, which makes the
+//! - **init** (pid 1 of the new pid namespace, still root): builds the root filesystem, spawns
+//!   the program, reaps everything, reports the program's wait status, and exits, which makes the
 //!   kernel kill whatever the program left behind (daemons, stray threads).
 //! - **program** (pid 2): joins the run's cgroup, drops every privilege, installs the seccomp
 //!   filter and execs.
 //!
-//! Both are copies of the single-threaded supervisor, so allocating here is safe. Neither may
-//! ever return into supervisor code: every path ends in `_exit`.
+//! Init is a copy of the single-threaded supervisor, so allocating there is safe; the program
+//! process shares init's memory while init is suspended, so allocating there is safe too.
+//! Neither may ever return into supervisor code: every path ends in `exec` or `_exit`.
 
 use std::ffi::CString;
 use std::io;
@@ -118,18 +119,14 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
         fail(plan, SetupFailure::Config, "sethostname", err);
     }
 
-    // SAFETY: this process is single-threaded, so fork is safe.
-    let program = unsafe { libc::fork() };
+    let program = spawn_program(plan);
     if program < 0 {
         fail(
             plan,
             SetupFailure::Launch,
-            "fork the program",
+            "start the program",
             io::Error::last_os_error(),
         );
-    }
-    if program == 0 {
-        program_main(plan);
     }
 
     // Keep only the status pipe: the program's stdio must reach EOF when the program's tree
@@ -154,6 +151,39 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
             // SAFETY: as above.
             unsafe { libc::_exit(0) };
         }
+    }
+}
+
+/// Stack of the program process until it execs.
+const PROGRAM_STACK_BYTES: usize = 256 * 1024;
+
+/// Starts the program process the way `posix_spawn` does: sharing init's memory on a stack of
+/// its own, with init suspended until the exec. Copying init's address space (a copy of the
+/// supervisor's) and tearing the copy down again at exec cost more than the rest of a run's
+/// setup together.
+fn spawn_program(plan: &ChildPlan<'_>) -> libc::pid_t {
+    extern "C" fn entry(plan: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `plan` is the pointer passed below; init is suspended while this runs.
+        let plan = unsafe { &*(plan as *const ChildPlan<'_>) };
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program_main(plan)));
+        if result.is_err() {
+            fail(plan, SetupFailure::Launch, "sandbox program setup", io::Error::other("panicked"));
+        }
+        // SAFETY: terminating the process is always sound.
+        unsafe { libc::_exit(127) }
+    }
+    let mut stack = vec![0u8; PROGRAM_STACK_BYTES];
+    // The stack grows down from a 16-byte aligned top.
+    let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    // SAFETY: the child runs `entry` on `stack`, which outlives it (init is suspended by
+    // CLONE_VFORK until the child has exec'd or exited), and never returns into init's frames.
+    unsafe {
+        libc::clone(
+            entry,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            plan as *const ChildPlan<'_> as *mut libc::c_void,
+        )
     }
 }
 
@@ -273,9 +303,11 @@ fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
             0,
             0,
         ))?;
-        check(libc::setgroups(0, std::ptr::null()))?;
-        check(libc::setresgid(gid, gid, gid))?;
-        check(libc::setresuid(uid, uid, uid))?;
+        // Raw syscalls: glibc's wrappers would coordinate with "other threads" of the memory
+        // this process shares with init.
+        check(libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) as libc::c_int)?;
+        check(libc::syscall(libc::SYS_setresgid, gid, gid, gid) as libc::c_int)?;
+        check(libc::syscall(libc::SYS_setresuid, uid, uid, uid) as libc::c_int)?;
         let mut header = CapHeader {
             version: LINUX_CAPABILITY_VERSION_3,
             pid: 0,
