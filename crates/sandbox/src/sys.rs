@@ -33,16 +33,6 @@ pub fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the descriptor is new and ours.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-}
-
 pub fn kill(pid: libc::pid_t, signal: libc::c_int) {
     // SAFETY: sending a signal has no memory-safety preconditions; a dead pid is harmless
     // because the caller has not reaped it yet (the pid cannot be reused).
@@ -63,6 +53,14 @@ pub fn wait_pid(pid: libc::pid_t) -> io::Result<libc::c_int> {
             return Err(err);
         }
     }
+}
+
+/// Reaps `pid` if it has exited; true when it was reaped (or is not our child any more).
+pub fn try_reap(pid: libc::pid_t) -> bool {
+    let mut status = 0;
+    // SAFETY: `status` is a valid out-pointer.
+    let rc = unsafe { libc::waitpid(pid, &mut status, libc::__WALL | libc::WNOHANG) };
+    rc != 0
 }
 
 /// `read(2)` returning the byte count; `Ok(None)` for "would block".

@@ -138,17 +138,24 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
         // SAFETY: closing descriptors this process owns.
         unsafe { libc::close(fd) };
     }
+    // When the program exits, everything it left behind is killed and reaped before its status
+    // is reported: a report means the whole tree is gone, so the supervisor can read the
+    // accounting while this process and its namespaces are still being torn down.
+    let mut program_status = None;
     loop {
         let mut status = 0;
         // SAFETY: `status` is a valid out-pointer.
         let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
         if pid == program {
-            let _ = sys::write_all(plan.status_pipe, &status.to_le_bytes());
-            // SAFETY: exiting pid 1 makes the kernel kill every process left in the namespace.
-            unsafe { libc::_exit(0) };
+            program_status = Some(status);
+            // SAFETY: from pid 1, kill(-1) signals every other process of the namespace.
+            unsafe { libc::kill(-1, libc::SIGKILL) };
         }
         if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
-            // SAFETY: as above.
+            if let Some(status) = program_status {
+                let _ = sys::write_all(plan.status_pipe, &status.to_le_bytes());
+            }
+            // SAFETY: terminating the process is always sound.
             unsafe { libc::_exit(0) };
         }
     }

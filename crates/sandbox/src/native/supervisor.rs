@@ -79,6 +79,8 @@ struct Supervisor {
     next_cgroup: Option<RunCgroup>,
     /// The last run's cgroup, removed while the next run's init builds its root.
     retired: Option<RunCgroup>,
+    /// Inits that reported and are exiting; reaped later, off the response path.
+    exited_inits: Vec<libc::pid_t>,
 }
 
 impl Supervisor {
@@ -101,6 +103,7 @@ impl Supervisor {
             runs: 0,
             next_cgroup: None,
             retired: None,
+            exited_inits: Vec::new(),
         }
     }
 
@@ -152,6 +155,7 @@ impl Supervisor {
         if let Ok(supply) = &mut self.netns {
             supply.refill();
         }
+        self.exited_inits.retain(|&pid| !sys::try_reap(pid));
         if let Some(retired) = self.retired.take() {
             retired.remove();
         }
@@ -165,6 +169,9 @@ impl Supervisor {
 
     /// Removes the cgroups this supervisor still holds.
     fn shutdown(&mut self) {
+        for pid in self.exited_inits.drain(..) {
+            let _ = sys::wait_pid(pid);
+        }
         for cgroup in [self.retired.take(), self.next_cgroup.take()]
             .into_iter()
             .flatten()
@@ -244,9 +251,20 @@ impl Supervisor {
         let parent = io.into_parent();
         self.prepare_ahead();
         let pump = Pump::new(spec, pid, cgroup, self.cpus, started, control);
-        let pumped = pump.run(parent.stdout, parent.stderr, parent.stdin_bytes);
+        let pumped = pump.run(
+            parent.stdout,
+            parent.stderr,
+            parent.stdin_bytes,
+            &parent.status_read,
+        );
         let wall = started.elapsed();
-        let _ = sys::wait_pid(pid);
+        if pumped.status_word.is_some() {
+            // The tree is gone; init's own exit finishes in the background.
+            self.exited_inits.push(pid);
+        } else {
+            // Init died without a report (killed, or failed setup): its exit kills the rest.
+            let _ = sys::wait_pid(pid);
+        }
 
         let setup_failure = sys::read_to_end(parent.error_read.as_raw_fd())
             .ok()
@@ -258,10 +276,7 @@ impl Supervisor {
             };
             return RunOutcome::infrastructure(status, message);
         }
-        let status_bytes = sys::read_to_end(parent.status_read.as_raw_fd()).unwrap_or_default();
-        let termination = <[u8; 4]>::try_from(status_bytes.as_slice())
-            .ok()
-            .map(|b| decode_wait_status(i32::from_le_bytes(b)));
+        let termination = pumped.status_word.map(decode_wait_status);
         if termination.is_none() && pumped.enforced.is_none() {
             let reason = if pumped.client_gone {
                 "the client hung up during the run"
@@ -514,6 +529,8 @@ fn open_read(path: &Path) -> io::Result<OwnedFd> {
 
 /// What the poll loop observed.
 struct Pumped {
+    /// The program's wait status, reported by init once the whole tree was gone.
+    status_word: Option<i32>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
     output_exceeded: bool,
@@ -572,12 +589,13 @@ impl<'a> Pump<'a> {
         stdout: OwnedFd,
         stderr: OwnedFd,
         mut stdin: Option<(OwnedFd, Vec<u8>)>,
+        status: &OwnedFd,
     ) -> Pumped {
         let mut out = Stream::new(stdout);
         let mut err = Stream::new(stderr);
         let mut stdin_written = 0usize;
         let mut client_gone = false;
-        let pidfd = sys::pidfd_open(self.pid).ok();
+        let mut status_word = None;
         let mut next_cpu_check = Instant::now() + Duration::from_millis(1);
         let mut buf = vec![0u8; 64 * 1024];
 
@@ -601,11 +619,8 @@ impl<'a> Pump<'a> {
                     .saturating_duration_since(now)
             };
 
-            let mut fds = Vec::with_capacity(5);
-            let pid_slot = pidfd.as_ref().map(|fd| {
-                fds.push(pollfd(fd.as_raw_fd(), libc::POLLIN));
-                fds.len() - 1
-            });
+            // The status pipe becomes readable with init's report, or hangs up when init dies.
+            let mut fds = vec![pollfd(status.as_raw_fd(), libc::POLLIN)];
             let out_slot = out.open.then(|| {
                 fds.push(pollfd(out.fd.as_raw_fd(), libc::POLLIN));
                 fds.len() - 1
@@ -651,12 +666,11 @@ impl<'a> Pump<'a> {
                 client_gone = true;
                 sys::kill(self.pid, libc::SIGKILL);
             }
-            let exited = match pid_slot {
-                Some(slot) => fds[slot].revents != 0,
-                // No pidfd (very old kernel): rely on both pipes closing.
-                None => !out.open && !err.open,
-            };
-            if exited {
+            if fds[0].revents != 0 {
+                let mut word = [0u8; 4];
+                if let Ok(Some(4)) = sys::read(status.as_raw_fd(), &mut word) {
+                    status_word = Some(i32::from_le_bytes(word));
+                }
                 break;
             }
         }
@@ -665,6 +679,7 @@ impl<'a> Pump<'a> {
         err.drain(&mut buf, self.cap);
         let output_exceeded = out.exceeded || err.exceeded;
         Pumped {
+            status_word,
             stdout: out.data,
             stderr: err.data,
             output_exceeded,
