@@ -37,9 +37,9 @@ pub enum Profile {
     Native,
     /// CPython / PyPy: the native set plus file-copy calls of the standard library.
     Python,
-    /// The JVM: threads, NUMA queries and local sockets (the network namespace is empty).
+    /// The JVM: NUMA queries, memfd and local sockets (the network namespace is empty).
     Jvm,
-    /// Node.js: epoll, eventfd, memory-protection keys and sockets (the network namespace is empty).
+    /// Node.js: memory-protection keys, inotify and sockets (the network namespace is empty).
     Node,
 }
 
@@ -276,6 +276,18 @@ const BASE: &[libc::c_long] = &[
     libc::SYS_timer_delete,
     libc::SYS_futex,
     libc::SYS_futex_waitv,
+    libc::SYS_epoll_create,
+    libc::SYS_epoll_create1,
+    libc::SYS_epoll_ctl,
+    libc::SYS_epoll_wait,
+    libc::SYS_epoll_pwait,
+    libc::SYS_epoll_pwait2,
+    libc::SYS_eventfd,
+    libc::SYS_eventfd2,
+    libc::SYS_timerfd_create,
+    libc::SYS_timerfd_settime,
+    libc::SYS_timerfd_gettime,
+    libc::SYS_signalfd4,
     libc::SYS_sched_yield,
     libc::SYS_sched_getaffinity,
     libc::SYS_sched_setaffinity,
@@ -360,26 +372,9 @@ const JVM_EXTRA: &[libc::c_long] = &[
     libc::SYS_set_mempolicy,
     libc::SYS_mbind,
     libc::SYS_memfd_create,
-    libc::SYS_epoll_create1,
-    libc::SYS_epoll_ctl,
-    libc::SYS_epoll_wait,
-    libc::SYS_epoll_pwait,
-    libc::SYS_eventfd2,
 ];
 
 const NODE_EXTRA: &[libc::c_long] = &[
-    libc::SYS_epoll_create,
-    libc::SYS_epoll_create1,
-    libc::SYS_epoll_ctl,
-    libc::SYS_epoll_wait,
-    libc::SYS_epoll_pwait,
-    libc::SYS_epoll_pwait2,
-    libc::SYS_eventfd,
-    libc::SYS_eventfd2,
-    libc::SYS_timerfd_create,
-    libc::SYS_timerfd_settime,
-    libc::SYS_timerfd_gettime,
-    libc::SYS_signalfd4,
     libc::SYS_capget,
     libc::SYS_pkey_alloc,
     libc::SYS_pkey_free,
