@@ -71,6 +71,7 @@ pub fn diagnose(sandbox: &dyn Sandbox) -> DoctorReport {
         check("cgroups", cgroups()),
         check("seccomp", seccomp()),
         check("rootfs", rootfs()),
+        check("core_dumps", core_dumps()),
     ];
     checks.push(check(
         "run",
@@ -197,6 +198,20 @@ fn rootfs() -> Result<String, String> {
             "missing host paths for the sandbox root: {missing:?}"
         ))
     }
+}
+
+/// Core files are suppressed by `RLIMIT_CORE` 0, which the kernel honours for file patterns.
+/// A piped pattern hands crashes of sandboxed programs to a host helper regardless; that is
+/// reported, not failed, because the helper belongs to the host's configuration.
+fn core_dumps() -> Result<String, String> {
+    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern")
+        .map_err(|e| format!("cannot read core_pattern: {e}"))?;
+    let pattern = pattern.trim();
+    Ok(if pattern.starts_with('|') {
+        format!("core_pattern pipes to a host helper ({pattern}); RLIMIT_CORE 0 does not stop it")
+    } else {
+        format!("core_pattern {pattern:?}: RLIMIT_CORE 0 suppresses core files")
+    })
 }
 
 fn which(command: &str) -> Option<PathBuf> {

@@ -25,8 +25,14 @@ fn write_frame(mut out: impl Write, header: &[u8], blobs: &[&[u8]]) -> io::Resul
     out.flush()
 }
 
+/// A decoded frame: the JSON header and the blobs.
+struct Frame {
+    header: Vec<u8>,
+    blobs: Vec<Vec<u8>>,
+}
+
 /// Reads one frame; `Ok(None)` on a clean end of stream before the frame started.
-fn read_frame(mut input: impl Read) -> io::Result<Option<(Vec<u8>, Vec<Vec<u8>>)>> {
+fn read_frame(mut input: impl Read) -> io::Result<Option<Frame>> {
     let mut len = [0u8; 4];
     match input.read_exact(&mut len) {
         Ok(()) => {}
@@ -56,7 +62,7 @@ fn read_frame(mut input: impl Read) -> io::Result<Option<(Vec<u8>, Vec<Vec<u8>>)
         input.read_exact(&mut blob)?;
         blobs.push(blob);
     }
-    Ok(Some((header, blobs)))
+    Ok(Some(Frame { header, blobs }))
 }
 
 fn invalid(message: String) -> io::Error {
@@ -77,7 +83,7 @@ pub fn write_request(out: impl Write, spec: &RunSpec) -> io::Result<()> {
 }
 
 pub fn read_request(input: impl Read) -> io::Result<Option<RunSpec>> {
-    let Some((header, mut blobs)) = read_frame(input)? else {
+    let Some(Frame { header, mut blobs }) = read_frame(input)? else {
         return Ok(None);
     };
     let mut spec: RunSpec = serde_json::from_slice(&header)?;
@@ -103,7 +109,7 @@ pub fn write_response(out: impl Write, outcome: &RunOutcome) -> io::Result<()> {
 }
 
 pub fn read_response(input: impl Read) -> io::Result<RunOutcome> {
-    let (header, mut blobs) =
+    let Frame { header, mut blobs } =
         read_frame(input)?.ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
     let mut outcome: RunOutcome = serde_json::from_slice(&header)?;
     if blobs.len() != 2 {

@@ -645,7 +645,11 @@ mod tests {
         let rules = Profile::Jvm.rules();
         let prog = Profile::Jvm.compile();
         let ranges = segments(&rules).len();
-        assert!(ranges < rules.len(), "{ranges} ranges for {} rules", rules.len());
+        assert!(
+            ranges < rules.len(),
+            "{ranges} ranges for {} rules",
+            rules.len()
+        );
         assert!(prog.len() < 4 * ranges, "{} instructions", prog.len());
         // Every syscall number is decided within the depth of the tree.
         let depth = (ranges as f64).log2().ceil() as usize;
@@ -672,8 +676,22 @@ mod tests {
             (1, Rule::Allow),
             (2, Rule::Errno(libc::ENOSYS)),
             (4, Rule::Allow),
-            (5, Rule::DenyIfArgEquals { arg: 1, value: 31, errno: libc::EPERM }),
-            (6, Rule::DenyIfArgEquals { arg: 1, value: 31, errno: libc::EPERM }),
+            (
+                5,
+                Rule::DenyIfArgEquals {
+                    arg: 1,
+                    value: 31,
+                    errno: libc::EPERM,
+                },
+            ),
+            (
+                6,
+                Rule::DenyIfArgEquals {
+                    arg: 1,
+                    value: 31,
+                    errno: libc::EPERM,
+                },
+            ),
         ]
         .into_iter()
         .collect();

@@ -129,15 +129,18 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
         );
     }
 
-    // Keep only the status pipe: the program's stdio must reach EOF when the program's tree
-    // is gone, not when init is.
-    for fd in [plan.stdin, plan.stdout, plan.stderr, plan.error_pipe]
-        .into_iter()
-        .chain(plan.cgroup_procs.iter().copied())
-    {
-        // SAFETY: closing descriptors this process owns.
-        unsafe { libc::close(fd) };
+    // Keep only the status pipe. Every other descriptor (the program's stdio, the supervisor's
+    // ends of the pipes) must not be held open by init: the program's stdin has to reach EOF
+    // when the supervisor closes it, and the output pipes when the program's tree is gone.
+    let keep = plan.status_pipe as libc::c_uint;
+    // SAFETY: closing descriptor ranges; nothing in this process uses them any more.
+    unsafe {
+        if keep > 0 {
+            libc::syscall(libc::SYS_close_range, 0u32, keep - 1, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0u32);
     }
+
     // When the program exits, everything it left behind is killed and reaped before its status
     // is reported: a report means the whole tree is gone, so the supervisor can read the
     // accounting while this process and its namespaces are still being torn down.
@@ -174,7 +177,12 @@ fn spawn_program(plan: &ChildPlan<'_>) -> libc::pid_t {
         let plan = unsafe { &*(plan as *const ChildPlan<'_>) };
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program_main(plan)));
         if result.is_err() {
-            fail(plan, SetupFailure::Launch, "sandbox program setup", io::Error::other("panicked"));
+            fail(
+                plan,
+                SetupFailure::Launch,
+                "sandbox program setup",
+                io::Error::other("panicked"),
+            );
         }
         // SAFETY: terminating the process is always sound.
         unsafe { libc::_exit(127) }
@@ -312,7 +320,9 @@ fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
         ))?;
         // Raw syscalls: glibc's wrappers would coordinate with "other threads" of the memory
         // this process shares with init.
-        check(libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) as libc::c_int)?;
+        check(
+            libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) as libc::c_int,
+        )?;
         check(libc::syscall(libc::SYS_setresgid, gid, gid, gid) as libc::c_int)?;
         check(libc::syscall(libc::SYS_setresuid, uid, uid, uid) as libc::c_int)?;
         let mut header = CapHeader {

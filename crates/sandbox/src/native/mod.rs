@@ -86,10 +86,26 @@ impl Supervisor {
         protocol::read_response(BufReader::new(&self.socket))
     }
 
+    /// Ends a supervisor that failed mid-run.
     fn discard(mut self) {
         let _ = self.socket.shutdown(std::net::Shutdown::Both);
         let _ = self.process.kill();
         let _ = self.process.wait();
+    }
+
+    /// Ends an idle supervisor: end of stream lets it remove its cgroups and exit; one that
+    /// does not exit within a second is killed (its leftovers are removed by the next
+    /// supervisor to start).
+    fn retire(mut self) {
+        let _ = self.socket.shutdown(std::net::Shutdown::Write);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.process.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        self.discard();
     }
 }
 
@@ -152,7 +168,7 @@ impl Drop for NativeSandbox {
     fn drop(&mut self) {
         let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|p| p.into_inner()));
         for supervisor in idle {
-            supervisor.discard();
+            supervisor.retire();
         }
     }
 }

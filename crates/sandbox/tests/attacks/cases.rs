@@ -469,6 +469,13 @@ int main(void) {
 }
 "#;
 
+const COUNT_STDIN_C: &str = r#"
+#include <stdio.h>
+int main(void) { long n = 0; while (getchar() != EOF) n++; printf("%ld\n", n); return 0; }
+"#;
+
+const IGNORE_STDIN_C: &str = "int main(void) { return 0; }\n";
+
 const HELLO_JS: &str = "console.log('hello from node');\n";
 
 /// Every attack and measurement case.
@@ -481,45 +488,87 @@ pub fn all() -> Vec<Case> {
         Case::new("thread_bomb_c", C, THREAD_BOMB_C, Status::ForkLimit),
         Case::new("thread_bomb_cpp", Cpp, THREAD_BOMB_CPP, Status::ForkLimit),
         // Memory.
-        Case::new("memory_bomb_malloc_c", C, MEMORY_BOMB_C, Status::MemoryLimit)
-            .limits(|l| l.memory_bytes = 64 << 20),
-        Case::new("memory_bomb_vector_cpp", Cpp, MEMORY_BOMB_CPP, Status::MemoryLimit)
-            .limits(|l| l.memory_bytes = 64 << 20),
-        Case::new("memory_bomb_list_python", Python, MEMORY_BOMB_PY, Status::MemoryLimit)
-            .limits(|l| l.memory_bytes = 64 << 20),
+        Case::new(
+            "memory_bomb_malloc_c",
+            C,
+            MEMORY_BOMB_C,
+            Status::MemoryLimit,
+        )
+        .limits(|l| l.memory_bytes = 64 << 20),
+        Case::new(
+            "memory_bomb_vector_cpp",
+            Cpp,
+            MEMORY_BOMB_CPP,
+            Status::MemoryLimit,
+        )
+        .limits(|l| l.memory_bytes = 64 << 20),
+        Case::new(
+            "memory_bomb_list_python",
+            Python,
+            MEMORY_BOMB_PY,
+            Status::MemoryLimit,
+        )
+        .limits(|l| l.memory_bytes = 64 << 20),
         // With the default stack limit (= the memory limit) deep recursion is legal, so endless
         // recursion runs into the memory limit; with a small stack it is a segfault.
-        Case::new("stack_overflow_within_memory_c", C, STACK_OVERFLOW_C, Status::MemoryLimit)
-            .limits(|l| l.memory_bytes = 64 << 20),
-        Case::new("stack_overflow_small_stack_c", C, STACK_OVERFLOW_C, Status::Signaled)
-            .limits(|l| l.stack_bytes = Some(8 << 20))
-            .check(|_, o| signal_is(o, libc::SIGSEGV)),
+        Case::new(
+            "stack_overflow_within_memory_c",
+            C,
+            STACK_OVERFLOW_C,
+            Status::MemoryLimit,
+        )
+        .limits(|l| l.memory_bytes = 64 << 20),
+        Case::new(
+            "stack_overflow_small_stack_c",
+            C,
+            STACK_OVERFLOW_C,
+            Status::Signaled,
+        )
+        .limits(|l| l.stack_bytes = Some(8 << 20))
+        .check(|_, o| signal_is(o, libc::SIGSEGV)),
         // Time.
-        Case::new("cpu_loop_c", C, CPU_LOOP_C, Status::TimeLimitCpu).check(|_, o| {
-            within("cpu_time_ms", o.cpu_time_ms, 1_000, 1_300)
-        }),
+        Case::new("cpu_loop_c", C, CPU_LOOP_C, Status::TimeLimitCpu)
+            .check(|_, o| within("cpu_time_ms", o.cpu_time_ms, 1_000, 1_300)),
         Case::new("cpu_loop_python", Python, CPU_LOOP_PY, Status::TimeLimitCpu),
         Case::new("sleep_forever_c", C, SLEEP_C, Status::TimeLimitWall)
             .limits(|l| l.wall_time_ms = 500)
             .check(|_, o| within("wall_time_ms", o.wall_time_ms, 500, 900)),
-        Case::new("sleep_forever_python", Python, SLEEP_PY, Status::TimeLimitWall)
-            .limits(|l| l.wall_time_ms = 500),
-        Case::new("cpu_in_many_threads_is_summed_c", C, CPU_THREADS_C, Status::TimeLimitCpu)
-            .check(|_, o| {
-                // Four spinning threads burn CPU time faster than the wall clock advances.
-                if o.cpu_time_ms > o.wall_time_ms && o.cpu_time_ms >= 1_000 {
-                    Ok(())
-                } else {
-                    Err(format!("cpu {} ms vs wall {} ms", o.cpu_time_ms, o.wall_time_ms))
-                }
-            }),
+        Case::new(
+            "sleep_forever_python",
+            Python,
+            SLEEP_PY,
+            Status::TimeLimitWall,
+        )
+        .limits(|l| l.wall_time_ms = 500),
+        Case::new(
+            "cpu_in_many_threads_is_summed_c",
+            C,
+            CPU_THREADS_C,
+            Status::TimeLimitCpu,
+        )
+        .check(|_, o| {
+            // Four spinning threads burn CPU time faster than the wall clock advances.
+            if o.cpu_time_ms > o.wall_time_ms && o.cpu_time_ms >= 1_000 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "cpu {} ms vs wall {} ms",
+                    o.cpu_time_ms, o.wall_time_ms
+                ))
+            }
+        }),
         // Output.
         Case::new("stdout_flood_c", C, STDOUT_FLOOD_C, Status::OutputLimit)
             .check(|_, o| output_capped(o.stdout.len(), o)),
         Case::new("stderr_flood_c", C, STDERR_FLOOD_C, Status::OutputLimit)
             .check(|_, o| output_capped(o.stderr.len(), o)),
-        Case::new("stdout_flood_python", Python, STDOUT_FLOOD_PY, Status::OutputLimit)
-            .check(|_, o| output_capped(o.stdout.len(), o)),
+        Case::new(
+            "stdout_flood_python",
+            Python,
+            STDOUT_FLOOD_PY,
+            Status::OutputLimit,
+        )
+        .check(|_, o| output_capped(o.stdout.len(), o)),
         // Filesystem.
         Case::new("tmp_fill_c", C, TMP_FILL_C, Status::NonzeroExit)
             .limits(|l| l.tmp_bytes = 8 << 20)
@@ -548,10 +597,20 @@ pub fn all() -> Vec<Case> {
         Case::new("read_root_home_c", C, READ_PATH_C, Status::NonzeroExit)
             .args(&["/root/.bashrc"])
             .check(|_, o| expect_stderr_contains(o, "No such file or directory")),
-        Case::new("read_host_proc1_environ_python", Python, READ_PROC1_ENVIRON_PY, Status::NonzeroExit)
-            .check(|_, o| expect_stderr_contains(o, "No such file or directory")),
-        Case::new("proc_shows_only_the_run_python", Python, LIST_PROC_PY, Status::Ok)
-            .check(|_, o| expect_stdout(o, "2")),
+        Case::new(
+            "read_host_proc1_environ_python",
+            Python,
+            READ_PROC1_ENVIRON_PY,
+            Status::NonzeroExit,
+        )
+        .check(|_, o| expect_stderr_contains(o, "No such file or directory")),
+        Case::new(
+            "proc_shows_only_the_run_python",
+            Python,
+            LIST_PROC_PY,
+            Status::Ok,
+        )
+        .check(|_, o| expect_stdout(o, "2")),
         Case::new("read_sys_c", C, READ_PATH_C, Status::NonzeroExit)
             .args(&["/sys/kernel/uevent_helper"])
             .check(|_, o| expect_stderr_contains(o, "No such file or directory")),
@@ -568,18 +627,28 @@ pub fn all() -> Vec<Case> {
                 }
                 Ok(())
             }),
-        Case::new("symlink_relative_escape_c", C, SYMLINK_C, Status::NonzeroExit)
-            .args(&["../../../../../etc/shadow"])
-            .check(|_, o| expect_stderr_contains(o, "No such file or directory")),
-        Case::new("setuid_binary_stays_unprivileged", Prebuilt("/job/id"), "", Status::Ok)
-            .args(&["-u"])
-            .setup(|f| {
-                let copy = f.job.join("id");
-                std::fs::copy("/usr/bin/id", &copy).unwrap();
-                std::os::unix::fs::chown(&copy, Some(0), Some(0)).unwrap();
-                std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o4755)).unwrap();
-            })
-            .check(|_, o| expect_stdout(o, "1000")),
+        Case::new(
+            "symlink_relative_escape_c",
+            C,
+            SYMLINK_C,
+            Status::NonzeroExit,
+        )
+        .args(&["../../../../../etc/shadow"])
+        .check(|_, o| expect_stderr_contains(o, "No such file or directory")),
+        Case::new(
+            "setuid_binary_stays_unprivileged",
+            Prebuilt("/job/id"),
+            "",
+            Status::Ok,
+        )
+        .args(&["-u"])
+        .setup(|f| {
+            let copy = f.job.join("id");
+            std::fs::copy("/usr/bin/id", &copy).unwrap();
+            std::os::unix::fs::chown(&copy, Some(0), Some(0)).unwrap();
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        })
+        .check(|_, o| expect_stdout(o, "1000")),
         Case::new("dev_is_minimal_python", Python, DEV_PY, Status::Ok).check(|_, o| {
             expect_stdout(
                 o,
@@ -603,44 +672,79 @@ pub fn all() -> Vec<Case> {
                 }
             }),
         // Network.
-        Case::new("tcp_connect_postgres_c", C, TCP_CONNECT_C, Status::NonzeroExit)
-            .args(&["5432"])
-            .check(|_, o| expect_stderr_contains(o, "socket: Permission denied")),
-        Case::new("tcp_connect_redis_python", Python, TCP_CONNECT_PY, Status::NonzeroExit)
-            .check(|_, o| expect_stderr_contains(o, "Permission denied")),
+        Case::new(
+            "tcp_connect_postgres_c",
+            C,
+            TCP_CONNECT_C,
+            Status::NonzeroExit,
+        )
+        .args(&["5432"])
+        .check(|_, o| expect_stderr_contains(o, "socket: Permission denied")),
+        Case::new(
+            "tcp_connect_redis_python",
+            Python,
+            TCP_CONNECT_PY,
+            Status::NonzeroExit,
+        )
+        .check(|_, o| expect_stderr_contains(o, "Permission denied")),
         // The node profile allows sockets: the empty network namespace is what stops them.
-        Case::new("tcp_connect_postgres_node", Node, TCP_CONNECT_NODE, Status::NonzeroExit)
-            .args(&["5432"])
-            .check(|_, o| expect_stderr_contains(o, "ENETUNREACH")),
-        Case::new("tcp_connect_redis_node", Node, TCP_CONNECT_NODE, Status::NonzeroExit)
-            .args(&["6379"])
-            .check(|_, o| expect_stderr_contains(o, "ENETUNREACH")),
+        Case::new(
+            "tcp_connect_postgres_node",
+            Node,
+            TCP_CONNECT_NODE,
+            Status::NonzeroExit,
+        )
+        .args(&["5432"])
+        .check(|_, o| expect_stderr_contains(o, "ENETUNREACH")),
+        Case::new(
+            "tcp_connect_redis_node",
+            Node,
+            TCP_CONNECT_NODE,
+            Status::NonzeroExit,
+        )
+        .args(&["6379"])
+        .check(|_, o| expect_stderr_contains(o, "ENETUNREACH")),
         Case::new("udp_send_c", C, UDP_C, Status::NonzeroExit)
             .check(|_, o| expect_stderr_contains(o, "socket: Permission denied")),
         Case::new("udp_send_node", Node, UDP_NODE, Status::NonzeroExit)
             .check(|_, o| expect_stderr_contains(o, "ENETUNREACH")),
-        Case::new("abstract_unix_socket_node", Node, ABSTRACT_SOCKET_NODE, Status::NonzeroExit)
-            .setup(|f| {
-                use std::os::linux::net::SocketAddrExt;
-                let addr = std::os::unix::net::SocketAddr::from_abstract_name(f.marker.as_bytes()).unwrap();
-                let listener = UnixListener::bind_addr(&addr).unwrap();
-                listener.set_nonblocking(true).unwrap();
-                f.state = Some(Box::new(listener));
-            })
-            .check(|f, o| {
-                expect_stderr_contains(o, "ECONNREFUSED")?;
-                let listener = f.state.as_ref().unwrap().downcast_ref::<UnixListener>().unwrap();
-                match listener.accept() {
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
-                    other => Err(format!("the host listener saw {other:?}")),
-                }
-            }),
+        Case::new(
+            "abstract_unix_socket_node",
+            Node,
+            ABSTRACT_SOCKET_NODE,
+            Status::NonzeroExit,
+        )
+        .setup(|f| {
+            use std::os::linux::net::SocketAddrExt;
+            let addr =
+                std::os::unix::net::SocketAddr::from_abstract_name(f.marker.as_bytes()).unwrap();
+            let listener = UnixListener::bind_addr(&addr).unwrap();
+            listener.set_nonblocking(true).unwrap();
+            f.state = Some(Box::new(listener));
+        })
+        .check(|f, o| {
+            expect_stderr_contains(o, "ECONNREFUSED")?;
+            let listener = f
+                .state
+                .as_ref()
+                .unwrap()
+                .downcast_ref::<UnixListener>()
+                .unwrap();
+            match listener.accept() {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
+                other => Err(format!("the host listener saw {other:?}")),
+            }
+        }),
         // Other processes and the kernel.
         Case::new("ptrace_c", C, PTRACE_C, Status::DisallowedSyscall),
         Case::new("kill_everything_c", C, KILL_EVERYTHING_C, Status::Ok)
             .setup(|f| {
                 // A process of the same uid on the host: it must survive kill(-1) inside.
-                let canary = Command::new("/bin/sleep").arg("30").uid(1000).spawn().unwrap();
+                let canary = Command::new("/bin/sleep")
+                    .arg("30")
+                    .uid(1000)
+                    .spawn()
+                    .unwrap();
                 f.state = Some(Box::new(canary));
             })
             .check(|f, o| {
@@ -656,37 +760,57 @@ pub fn all() -> Vec<Case> {
             }),
         Case::new("kill_parent_c", C, KILL_PARENT_C, Status::Ok)
             .check(|_, o| expect_stdout(o, "parent 1: Operation not permitted")),
-        Case::new("setsid_double_fork_daemon_c", C, DAEMON_C, Status::Ok)
-            .check(|_, o| {
-                expect_stdout(o, "detached")?;
-                within("wall_time_ms", o.wall_time_ms, 0, 1_000)
-            }),
+        Case::new("setsid_double_fork_daemon_c", C, DAEMON_C, Status::Ok).check(|_, o| {
+            expect_stdout(o, "detached")?;
+            within("wall_time_ms", o.wall_time_ms, 0, 1_000)
+        }),
         Case::new("mount_c", C, MOUNT_C, Status::DisallowedSyscall),
         Case::new("unshare_c", C, UNSHARE_C, Status::DisallowedSyscall),
         Case::new("chroot_c", C, CHROOT_C, Status::DisallowedSyscall),
-        Case::new("clock_settime_c", C, CLOCK_SETTIME_C, Status::DisallowedSyscall),
+        Case::new(
+            "clock_settime_c",
+            C,
+            CLOCK_SETTIME_C,
+            Status::DisallowedSyscall,
+        ),
         Case::new("reboot_c", C, REBOOT_C, Status::DisallowedSyscall),
         Case::new("keyctl_c", C, KEYCTL_C, Status::DisallowedSyscall),
         Case::new("io_uring_answers_enosys_c", C, IO_URING_C, Status::Ok)
             .check(|_, o| expect_stdout(o, &format!("-1 {}", libc::ENOSYS))),
-        Case::new("int80_32bit_syscall_c", C, INT80_C, Status::DisallowedSyscall),
+        Case::new(
+            "int80_32bit_syscall_c",
+            C,
+            INT80_C,
+            Status::DisallowedSyscall,
+        ),
         Case::new("clone_new_user_namespace_c", C, CLONE_NEWUSER_C, Status::Ok)
             .check(|_, o| expect_stdout(o, "Operation not permitted")),
         Case::new("sigsys_cannot_be_forged_c", C, FORGE_SIGSYS_C, Status::Ok)
             .check(|_, o| expect_stdout(o, "raise: -1")),
         // Compilers run in the sandbox too: an include of an endless device ends at the
         // compile limits instead of hanging or exhausting the host.
-        Case::new("include_dev_urandom_at_compile_time", CompileC, INCLUDE_URANDOM_C, Status::MemoryLimit)
-            .job_writable()
-            .limits(|l| {
-                l.cpu_time_ms = 10_000;
-                l.wall_time_ms = 20_000;
-                l.memory_bytes = 256 << 20;
-            }),
-        Case::new("uncaught_exception_cpp", Cpp, UNCAUGHT_CPP, Status::Signaled)
-            .check(|_, o| signal_is(o, libc::SIGABRT)),
+        Case::new(
+            "include_dev_urandom_at_compile_time",
+            CompileC,
+            INCLUDE_URANDOM_C,
+            Status::MemoryLimit,
+        )
+        .job_writable()
+        .limits(|l| {
+            l.cpu_time_ms = 10_000;
+            l.wall_time_ms = 20_000;
+            l.memory_bytes = 256 << 20;
+        }),
+        Case::new(
+            "uncaught_exception_cpp",
+            Cpp,
+            UNCAUGHT_CPP,
+            Status::Signaled,
+        )
+        .check(|_, o| signal_is(o, libc::SIGABRT)),
         // Leaks.
-        Case::new("no_descriptor_leaks_c", C, FD_LEAK_C, Status::Ok).check(|_, o| expect_stdout(o, "0")),
+        Case::new("no_descriptor_leaks_c", C, FD_LEAK_C, Status::Ok)
+            .check(|_, o| expect_stdout(o, "0")),
         Case::new("environment_is_clean_c", C, ENV_C, Status::Ok).check(|f, o| {
             let mut vars: Vec<String> = stdout(o).lines().map(str::to_string).collect();
             vars.sort();
@@ -702,26 +826,63 @@ pub fn all() -> Vec<Case> {
                 Err(format!("environment {vars:?}"))
             }
         }),
-        Case::new("hostname_is_private_python", Python, HOSTNAME_PY, Status::Ok)
-            .check(|_, o| expect_stdout(o, "ulticode")),
+        Case::new(
+            "hostname_is_private_python",
+            Python,
+            HOSTNAME_PY,
+            Status::Ok,
+        )
+        .check(|_, o| expect_stdout(o, "ulticode")),
+        // Input.
+        Case::new("stdin_bytes_reach_eof_c", C, COUNT_STDIN_C, Status::Ok)
+            .stdin(vec![b'x'; 1 << 20])
+            .check(|_, o| expect_stdout(o, "1048576")),
+        Case::new(
+            "unread_stdin_does_not_block_c",
+            C,
+            IGNORE_STDIN_C,
+            Status::Ok,
+        )
+        .stdin(vec![b'x'; 4 << 20])
+        .check(|_, o| within("wall_time_ms", o.wall_time_ms, 0, 1_000)),
         // Measurements.
-        Case::new("cpu_time_of_500ms_burn_is_measured", C, CPU_BURN_500_C, Status::Ok)
-            .limits(|l| l.cpu_time_ms = 2_000)
-            .check(|_, o| within("cpu_time_ms", o.cpu_time_ms, 400, 650)),
-        Case::new("peak_memory_of_100mib_is_measured", C, TOUCH_100_MIB_C, Status::Ok)
-            .limits(|l| l.memory_bytes = 256 << 20)
-            .check(|_, o| within("memory MiB", o.memory_kib / 1024, 100, 140)),
-        Case::new("100mib_under_a_64mib_limit", C, TOUCH_100_MIB_C, Status::MemoryLimit)
-            .limits(|l| l.memory_bytes = 64 << 20),
+        Case::new(
+            "cpu_time_of_500ms_burn_is_measured",
+            C,
+            CPU_BURN_500_C,
+            Status::Ok,
+        )
+        .limits(|l| l.cpu_time_ms = 2_000)
+        .check(|_, o| within("cpu_time_ms", o.cpu_time_ms, 400, 650)),
+        Case::new(
+            "peak_memory_of_100mib_is_measured",
+            C,
+            TOUCH_100_MIB_C,
+            Status::Ok,
+        )
+        .limits(|l| l.memory_bytes = 256 << 20)
+        .check(|_, o| within("memory MiB", o.memory_kib / 1024, 100, 140)),
+        Case::new(
+            "100mib_under_a_64mib_limit",
+            C,
+            TOUCH_100_MIB_C,
+            Status::MemoryLimit,
+        )
+        .limits(|l| l.memory_bytes = 64 << 20),
         Case::new("node_hello_with_default_limits", Node, HELLO_JS, Status::Ok)
             .default_limits()
             .check(|_, o| expect_stdout(o, "hello from node")),
-        Case::new("java_hello_with_default_limits", Prebuilt("/usr/bin/java"), "", Status::Ok)
-            .default_limits()
-            .profile(Profile::Jvm)
-            .args(&["-cp", "/job", "Hello"])
-            .setup(compile_java_hello)
-            .check(|_, o| expect_stdout(o, "hello from java")),
+        Case::new(
+            "java_hello_with_default_limits",
+            Prebuilt("/usr/bin/java"),
+            "",
+            Status::Ok,
+        )
+        .default_limits()
+        .profile(Profile::Jvm)
+        .args(&["-cp", "/job", "Hello"])
+        .setup(compile_java_hello)
+        .check(|_, o| expect_stdout(o, "hello from java")),
     ]
 }
 
@@ -732,8 +893,13 @@ fn compile_java_hello(fixture: &mut Fixture) {
         "public class Hello { public static void main(String[] a) { System.out.println(\"hello from java\"); } }\n",
     )
     .unwrap();
-    super::compile_with(fixture, Profile::Jvm, "/usr/bin/javac", &["-d", "/job", "/job/Hello.java"])
-        .expect("javac in the sandbox");
+    super::compile_with(
+        fixture,
+        Profile::Jvm,
+        "/usr/bin/javac",
+        &["-d", "/job", "/job/Hello.java"],
+    )
+    .expect("javac in the sandbox");
 }
 
 fn signal_is(outcome: &RunOutcome, signal: i32) -> Result<(), String> {
@@ -756,7 +922,10 @@ fn output_capped(len: usize, outcome: &RunOutcome) -> Result<(), String> {
     if len == 1 << 20 && outcome.output_truncated {
         Ok(())
     } else {
-        Err(format!("kept {len} bytes, truncated = {}", outcome.output_truncated))
+        Err(format!(
+            "kept {len} bytes, truncated = {}",
+            outcome.output_truncated
+        ))
     }
 }
 

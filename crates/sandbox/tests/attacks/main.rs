@@ -14,7 +14,9 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use sandbox::{Limits, NativeSandbox, Profile, RunOutcome, RunSpec, Sandbox, Status, SupervisorCommand};
+use sandbox::{
+    Limits, NativeSandbox, Profile, RunOutcome, RunSpec, Sandbox, Status, SupervisorCommand,
+};
 
 fn main() {
     if std::env::args_os().nth(1).as_deref() == Some(sandbox::SUPERVISOR_ARG.as_ref()) {
@@ -69,6 +71,7 @@ pub struct Case {
     profile: Option<Profile>,
     job_writable: bool,
     expect: Status,
+    stdin: Option<Vec<u8>>,
     setup: Option<Setup>,
     check: Option<Check>,
 }
@@ -96,6 +99,7 @@ impl Case {
             profile: None,
             job_writable: false,
             expect,
+            stdin: None,
             setup: None,
             check: None,
         }
@@ -127,6 +131,11 @@ impl Case {
         self
     }
 
+    pub fn stdin(mut self, bytes: Vec<u8>) -> Self {
+        self.stdin = Some(bytes);
+        self
+    }
+
     pub fn setup(mut self, setup: Setup) -> Self {
         self.setup = Some(setup);
         self
@@ -143,7 +152,10 @@ impl Case {
         std::fs::create_dir(&job).map_err(|e| e.to_string())?;
         // The program runs as uid 1000; the compiler needs to write its output here.
         std::os::unix::fs::chown(&job, Some(1000), Some(1000)).map_err(|e| e.to_string())?;
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
         let mut fixture = Fixture {
             job: job.clone(),
             marker: format!("ulticode-case-{}-{}-{nanos}", self.name, std::process::id()),
@@ -155,6 +167,10 @@ impl Case {
         }
         let spec = RunSpec {
             args,
+            stdin: self
+                .stdin
+                .clone()
+                .map_or(sandbox::Stdin::Null, sandbox::Stdin::Bytes),
             profile: self.profile.unwrap_or(profile),
             limits: self.limits,
             ..RunSpec::new(program)
@@ -193,13 +209,19 @@ impl Case {
         let write = |name: &str| -> Result<(), Failed> {
             let path = fixture.job.join(name);
             std::fs::write(&path, self.source).map_err(|e| e.to_string())?;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).map_err(|e| e.to_string())?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| e.to_string())?;
             Ok(())
         };
         Ok(match self.lang {
             Lang::C => {
                 write("main.c")?;
-                compile_with(fixture, Profile::Native, "/usr/bin/gcc", &["-O2", "-pthread", "-o", "/job/main", "/job/main.c"])?;
+                compile_with(
+                    fixture,
+                    Profile::Native,
+                    "/usr/bin/gcc",
+                    &["-O2", "-pthread", "-o", "/job/main", "/job/main.c"],
+                )?;
                 ("/job/main".into(), args.collect(), Profile::Native)
             }
             Lang::Cpp => {
@@ -208,7 +230,14 @@ impl Case {
                     fixture,
                     Profile::Native,
                     "/usr/bin/g++",
-                    &["-O2", "-std=c++17", "-pthread", "-o", "/job/main", "/job/main.cpp"],
+                    &[
+                        "-O2",
+                        "-std=c++17",
+                        "-pthread",
+                        "-o",
+                        "/job/main",
+                        "/job/main.cpp",
+                    ],
                 )?;
                 ("/job/main".into(), args.collect(), Profile::Native)
             }
@@ -235,7 +264,12 @@ impl Case {
 }
 
 /// Compiles inside the sandbox, like every compilation the judge does.
-pub fn compile_with(fixture: &Fixture, profile: Profile, compiler: &str, args: &[&str]) -> Result<(), Failed> {
+pub fn compile_with(
+    fixture: &Fixture,
+    profile: Profile,
+    compiler: &str,
+    args: &[&str],
+) -> Result<(), Failed> {
     let spec = RunSpec::new(compiler)
         .args(args.iter().copied())
         .job_dir(&fixture.job, true)
@@ -277,16 +311,29 @@ fn truncate(bytes: &[u8]) -> String {
 /// the program wrote under its marker appeared in the host's `/tmp`.
 fn host_unaffected(fixture: &Fixture) -> Result<(), String> {
     let needle = format!("ULTICODE_CASE={}", fixture.marker);
-    for entry in std::fs::read_dir("/proc").map_err(|e| e.to_string())?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+    for entry in std::fs::read_dir("/proc")
+        .map_err(|e| e.to_string())?
+        .flatten()
+    {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        if environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+        if environ
+            .split(|b| *b == 0)
+            .any(|var| var == needle.as_bytes())
+        {
             let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
-            return Err(format!("process {pid} ({}) of the run outlived it", comm.trim()));
+            return Err(format!(
+                "process {pid} ({}) of the run outlived it",
+                comm.trim()
+            ));
         }
     }
     let leaked = Path::new("/tmp").join(&fixture.marker);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every test tier, cheapest first: static checks (format, lints), unit tests, integration tests
+# against the real sandbox (and PostgreSQL and Redis, which are started when they are down).
+# Needs root: the sandbox creates namespaces and cgroups.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The build cache lives outside the repository, so a fresh clone reuses earlier builds.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+if [ "$(id -u)" != 0 ]; then
+    echo "scripts/test.sh: the sandbox tests need root (namespaces, cgroups)" >&2
+    exit 1
+fi
+
+# Services the integration tiers use, started the way the machine starts them.
+if command -v pg_isready >/dev/null && ! pg_isready -q -h 127.0.0.1 -p 5432; then
+    echo "starting PostgreSQL"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start
+fi
+if command -v redis-cli >/dev/null && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    echo "starting Redis"
+    redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+        --dir /var/lib/redis --logfile /var/log/redis/ci.log
+fi
+
+echo "== static checks"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== unit and integration tests"
+if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --workspace --locked --profile ci
+else
+    cargo test --workspace --locked
+fi
