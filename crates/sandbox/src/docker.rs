@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::outcome::{RunOutcome, Status};
-use crate::spec::{RunSpec, SpecError, Stdin, JOB_MOUNT};
-use crate::Sandbox;
+use crate::spec::{PassedFds, RunSpec, SpecError, Stdin, JOB_MOUNT};
+use crate::{Canceller, Finished, Run, Sandbox};
 
 /// Runs jobs with `docker run`.
 #[derive(Debug)]
@@ -179,41 +179,53 @@ fn capture(
 }
 
 impl Sandbox for DockerSandbox {
-    fn run(&self, spec: &RunSpec) -> Result<RunOutcome, SpecError> {
+    fn start(&self, spec: &RunSpec, fds: PassedFds) -> Result<Box<dyn Run + '_>, SpecError> {
         spec.validate()?;
+        fds.check(spec)?;
         let seccomp = match self.resolve_seccomp(spec) {
             Ok(path) => path,
-            Err(message) => return Ok(RunOutcome::infrastructure(Status::ConfigError, message)),
+            Err(message) => {
+                return Ok(Box::new(Finished(RunOutcome::infrastructure(
+                    Status::ConfigError,
+                    message,
+                ))))
+            }
         };
         let container = format!(
             "ulticode-{}-{}",
             std::process::id(),
             self.runs.fetch_add(1, Ordering::Relaxed)
         );
+        let stdin = match (&spec.stdin, fds.stdin) {
+            (Stdin::Null, _) => Stdio::null(),
+            (_, Some(fd)) => Stdio::from(fd),
+            _ => Stdio::piped(),
+        };
+        let stdout = match fds.stdout {
+            Some(fd) => Stdio::from(fd),
+            None => Stdio::piped(),
+        };
         let started = Instant::now();
         let mut child = match Command::new(&self.docker)
             .args(self.arguments(spec, &container, &seccomp))
-            .stdin(match spec.stdin {
-                Stdin::Null => Stdio::null(),
-                _ => Stdio::piped(),
-            })
-            .stdout(Stdio::piped())
+            .stdin(stdin)
+            .stdout(stdout)
             .stderr(Stdio::piped())
             .spawn()
         {
             Ok(child) => child,
             Err(e) => {
-                return Ok(RunOutcome::infrastructure(
+                return Ok(Box::new(Finished(RunOutcome::infrastructure(
                     Status::LaunchFailure,
                     format!("start {}: {e}", self.docker.display()),
-                ))
+                ))))
             }
         };
         if let Some(mut stdin) = child.stdin.take() {
             let bytes = match &spec.stdin {
                 Stdin::Bytes(b) => b.clone(),
                 Stdin::File(path) => std::fs::read(path).unwrap_or_default(),
-                Stdin::Null => Vec::new(),
+                Stdin::Null | Stdin::Passed => Vec::new(),
             };
             std::thread::spawn(move || {
                 use std::io::Write;
@@ -221,29 +233,67 @@ impl Sandbox for DockerSandbox {
             });
         }
         let cap = usize::try_from(spec.limits.output_bytes).unwrap_or(usize::MAX);
-        let stdout = capture(child.stdout.take().expect("piped"), cap);
+        let stdout = child.stdout.take().map(|out| capture(out, cap));
         let stderr = capture(child.stderr.take().expect("piped"), cap);
-        let deadline = started + Duration::from_millis(spec.limits.wall_time_ms);
+        Ok(Box::new(DockerRun {
+            docker: self.docker.clone(),
+            container,
+            child,
+            stdout,
+            stderr,
+            started,
+            deadline: started + Duration::from_millis(spec.limits.wall_time_ms),
+        }))
+    }
+}
+
+type Captured = std::thread::JoinHandle<(Vec<u8>, bool)>;
+
+/// One `docker run` in progress.
+struct DockerRun {
+    docker: PathBuf,
+    container: String,
+    child: std::process::Child,
+    stdout: Option<Captured>,
+    stderr: Captured,
+    started: Instant,
+    deadline: Instant,
+}
+
+fn docker_kill(docker: &Path, container: &str) {
+    let _ = Command::new(docker)
+        .args(["kill", container])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+impl Run for DockerRun {
+    fn canceller(&self) -> Canceller {
+        let (docker, container) = (self.docker.clone(), self.container.clone());
+        Canceller::new(move || docker_kill(&docker, &container))
+    }
+
+    fn wait(mut self: Box<Self>) -> RunOutcome {
         let mut timed_out = false;
         let status = loop {
-            match child.try_wait() {
+            match self.child.try_wait() {
                 Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() >= deadline && !timed_out => {
+                Ok(None) if Instant::now() >= self.deadline && !timed_out => {
                     timed_out = true;
-                    let _ = Command::new(&self.docker)
-                        .args(["kill", &container])
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status();
-                    let _ = child.kill();
+                    docker_kill(&self.docker, &self.container);
+                    let _ = self.child.kill();
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(5)),
                 Err(_) => break None,
             }
         };
-        let wall_time_ms = started.elapsed().as_millis() as u64;
-        let (stdout, out_exceeded) = stdout.join().unwrap_or_default();
-        let (stderr, err_exceeded) = stderr.join().unwrap_or_default();
+        let wall_time_ms = self.started.elapsed().as_millis() as u64;
+        let (stdout, out_exceeded) = match self.stdout.take() {
+            Some(handle) => handle.join().unwrap_or_default(),
+            None => (Vec::new(), false),
+        };
+        let (stderr, err_exceeded) = self.stderr.join().unwrap_or_default();
         let exit_code = status
             .and_then(|s| s.code())
             .or(if timed_out { Some(137) } else { None });
@@ -254,7 +304,7 @@ impl Sandbox for DockerSandbox {
             output_exceeded: out_exceeded || err_exceeded,
         };
         let status = classify(&evidence);
-        Ok(RunOutcome {
+        RunOutcome {
             status,
             fault: status.fault(),
             exit_code,
@@ -273,7 +323,7 @@ impl Sandbox for DockerSandbox {
                     .unwrap_or_default()
                     .to_string()
             }),
-        })
+        }
     }
 }
 

@@ -26,13 +26,55 @@ pub use docker::DockerSandbox;
 pub use native::{supervisor_main, NativeSandbox, SupervisorCommand, SUPERVISOR_ARG};
 pub use outcome::{Fault, RunOutcome, Status};
 pub use seccomp::Profile;
-pub use spec::{Bind, Limits, RunSpec, SpecError, Stdin};
+pub use spec::{Bind, Limits, PassedFds, RunSpec, SpecError, Stdin, Stdout};
 
-/// Runs one program to completion inside an isolation boundary.
+/// Runs programs inside an isolation boundary.
 ///
-/// Implementations block the calling thread for the duration of the run; async callers use
-/// `spawn_blocking`. Implementations are `Sync` so one instance serves concurrent runs.
+/// Implementations are `Sync` so one instance serves concurrent runs. Waiting blocks the
+/// calling thread; async callers use `spawn_blocking`.
 pub trait Sandbox: Send + Sync {
-    /// Runs `spec` and reports how it ended. `Err` only for a spec that fails validation.
-    fn run(&self, spec: &RunSpec) -> Result<RunOutcome, SpecError>;
+    /// Starts `spec` with the given descriptors. `Err` only for a spec that fails validation;
+    /// everything that happens afterwards, including failing to start, is in the outcome.
+    fn start(&self, spec: &RunSpec, fds: PassedFds) -> Result<Box<dyn Run + '_>, SpecError>;
+
+    /// Runs `spec` to completion.
+    fn run(&self, spec: &RunSpec) -> Result<RunOutcome, SpecError> {
+        Ok(self.start(spec, PassedFds::default())?.wait())
+    }
+}
+
+/// A started run.
+pub trait Run: Send {
+    /// A handle that ends the run early from another thread (used when an interactive
+    /// validator has already decided).
+    fn canceller(&self) -> Canceller;
+
+    /// Waits for the run to end.
+    fn wait(self: Box<Self>) -> RunOutcome;
+}
+
+/// Ends a run early. Cancelling a run that already ended does nothing.
+pub struct Canceller(Box<dyn Fn() + Send + Sync>);
+
+impl Canceller {
+    pub fn new(cancel: impl Fn() + Send + Sync + 'static) -> Self {
+        Self(Box::new(cancel))
+    }
+
+    pub fn cancel(&self) {
+        (self.0)()
+    }
+}
+
+/// A run that ended before it started: its outcome is already known.
+pub(crate) struct Finished(pub(crate) RunOutcome);
+
+impl Run for Finished {
+    fn canceller(&self) -> Canceller {
+        Canceller::new(|| {})
+    }
+
+    fn wait(self: Box<Self>) -> RunOutcome {
+        self.0
+    }
 }

@@ -158,6 +158,8 @@ pub enum EnforcedKill {
     CpuTime,
     WallTime,
     Output,
+    /// The caller cancelled the run.
+    Cancelled,
 }
 
 /// Everything the supervisor observed about a run that got past setup.

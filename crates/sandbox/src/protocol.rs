@@ -3,11 +3,22 @@
 //! A frame is a JSON header plus raw byte blobs, so program input and output travel unchanged
 //! (no base64, no UTF-8 requirement):
 //! `u32 header_len | header | u32 blob_count | (u64 len | bytes)*`, little-endian.
+//!
+//! Client messages start with a tag byte: [`REQUEST`] followed by a frame, with the run's
+//! passed descriptors attached to the tag byte (SCM_RIGHTS), or [`CANCEL`] on its own, which
+//! ends the current run early and is ignored between runs. The supervisor reads requests
+//! unbuffered, so attached descriptors are never consumed by a read-ahead.
 
 use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 
 use crate::outcome::RunOutcome;
-use crate::spec::{RunSpec, Stdin};
+use crate::spec::{PassedFds, RunSpec, Stdin, Stdout};
+use crate::sys;
+
+pub const REQUEST: u8 = b'R';
+pub const CANCEL: u8 = b'C';
 
 const MAX_HEADER: usize = 16 << 20;
 const MAX_BLOB: u64 = 4 << 30;
@@ -69,30 +80,83 @@ fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)
 }
 
-pub fn write_request(out: impl Write, spec: &RunSpec) -> io::Result<()> {
+/// Encodes a request frame: stdin bytes travel as a blob, not inside the JSON.
+fn request_frame(spec: &RunSpec) -> io::Result<Vec<u8>> {
+    let mut frame = Vec::new();
     match &spec.stdin {
         Stdin::Bytes(bytes) => {
             let header = RunSpec {
                 stdin: Stdin::Bytes(Vec::new()),
                 ..spec.clone()
             };
-            write_frame(out, &serde_json::to_vec(&header)?, &[bytes])
+            write_frame(&mut frame, &serde_json::to_vec(&header)?, &[bytes])?
         }
-        _ => write_frame(out, &serde_json::to_vec(spec)?, &[]),
+        _ => write_frame(&mut frame, &serde_json::to_vec(spec)?, &[])?,
     }
+    Ok(frame)
 }
 
-pub fn read_request(input: impl Read) -> io::Result<Option<RunSpec>> {
-    let Some(Frame { header, mut blobs }) = read_frame(input)? else {
-        return Ok(None);
-    };
-    let mut spec: RunSpec = serde_json::from_slice(&header)?;
-    if let Stdin::Bytes(bytes) = &mut spec.stdin {
-        *bytes = blobs
-            .pop()
-            .ok_or_else(|| invalid("stdin bytes missing".into()))?;
+/// Sends a request with its descriptors attached to the tag byte.
+pub fn send_request(socket: &UnixStream, spec: &RunSpec, fds: &PassedFds) -> io::Result<()> {
+    let passed: Vec<_> = [&fds.stdin, &fds.stdout]
+        .into_iter()
+        .flatten()
+        .map(|fd| fd.as_raw_fd())
+        .collect();
+    let frame = request_frame(spec)?;
+    let sent = sys::send_with_fds(socket.as_raw_fd(), &[REQUEST], &passed)?;
+    if sent != 1 {
+        return Err(io::ErrorKind::WriteZero.into());
     }
-    Ok(Some(spec))
+    (&mut &*socket).write_all(&frame)
+}
+
+/// What the supervisor reads between runs.
+pub enum Incoming {
+    Request(RunSpec, PassedFds),
+    /// The client closed the connection.
+    Closed,
+}
+
+/// Reads the next request, skipping cancellations that arrived after their run ended.
+pub fn receive_request(socket: &UnixStream) -> io::Result<Incoming> {
+    loop {
+        let mut tag = [0u8; 1];
+        let (n, mut fds) = sys::recv_with_fds(socket.as_raw_fd(), &mut tag)?;
+        if n == 0 {
+            return Ok(Incoming::Closed);
+        }
+        match tag[0] {
+            CANCEL => continue,
+            REQUEST => {}
+            other => return Err(invalid(format!("unknown message tag {other:#x}"))),
+        }
+        let Some(Frame { header, mut blobs }) = read_frame(socket)? else {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        };
+        let mut spec: RunSpec = serde_json::from_slice(&header)?;
+        if let Stdin::Bytes(bytes) = &mut spec.stdin {
+            *bytes = blobs
+                .pop()
+                .ok_or_else(|| invalid("stdin bytes missing".into()))?;
+        }
+        // Descriptors arrive in order: stdin (if passed), then stdout (if passed).
+        fds.reverse();
+        let mut take = |wanted: bool| -> io::Result<Option<OwnedFd>> {
+            if wanted {
+                fds.pop()
+                    .map(Some)
+                    .ok_or_else(|| invalid("a passed descriptor is missing".into()))
+            } else {
+                Ok(None)
+            }
+        };
+        let passed = PassedFds {
+            stdin: take(spec.stdin == Stdin::Passed)?,
+            stdout: take(spec.stdout == Stdout::Passed)?,
+        };
+        return Ok(Incoming::Request(spec, passed));
+    }
 }
 
 pub fn write_response(out: impl Write, outcome: &RunOutcome) -> io::Result<()> {
@@ -125,19 +189,51 @@ mod tests {
     use super::*;
     use crate::outcome::Status;
 
+    fn received(socket: &UnixStream) -> (RunSpec, PassedFds) {
+        match receive_request(socket).unwrap() {
+            Incoming::Request(spec, fds) => (spec, fds),
+            Incoming::Closed => panic!("closed"),
+        }
+    }
+
     #[test]
-    fn requests_round_trip_with_binary_stdin() {
+    fn requests_round_trip_with_binary_stdin_and_stale_cancels_are_skipped() {
+        let (client, supervisor) = UnixStream::pair().unwrap();
         let spec = RunSpec::new("/bin/cat").stdin(Stdin::Bytes(vec![0, 159, 146, 150, b'\n']));
-        let mut wire = Vec::new();
-        write_request(&mut wire, &spec).unwrap();
-        write_request(&mut wire, &RunSpec::new("/bin/true")).unwrap();
-        let mut input = wire.as_slice();
-        assert_eq!(read_request(&mut input).unwrap(), Some(spec));
-        assert_eq!(
-            read_request(&mut input).unwrap(),
-            Some(RunSpec::new("/bin/true"))
-        );
-        assert_eq!(read_request(&mut input).unwrap(), None);
+        (&client).write_all(&[CANCEL]).unwrap();
+        send_request(&client, &spec, &PassedFds::default()).unwrap();
+        send_request(&client, &RunSpec::new("/bin/true"), &PassedFds::default()).unwrap();
+        drop(client);
+        assert_eq!(received(&supervisor).0, spec);
+        assert_eq!(received(&supervisor).0, RunSpec::new("/bin/true"));
+        assert!(matches!(
+            receive_request(&supervisor).unwrap(),
+            Incoming::Closed
+        ));
+    }
+
+    #[test]
+    fn passed_descriptors_travel_with_their_request() {
+        let (client, supervisor) = UnixStream::pair().unwrap();
+        let (read, write) = sys::pipe().unwrap();
+        let spec = RunSpec {
+            stdin: Stdin::Passed,
+            stdout: Stdout::Passed,
+            ..RunSpec::new("/bin/cat")
+        };
+        let fds = PassedFds {
+            stdin: Some(read),
+            stdout: Some(write),
+        };
+        send_request(&client, &spec, &fds).unwrap();
+        drop(fds);
+        let (got, passed) = received(&supervisor);
+        assert_eq!(got, spec);
+        // The received pair is the same pipe: what goes into stdout comes out of stdin.
+        let (stdin, stdout) = (passed.stdin.unwrap(), passed.stdout.unwrap());
+        sys::write_all(stdout.as_raw_fd(), b"through").unwrap();
+        drop(stdout);
+        assert_eq!(sys::read_to_end(stdin.as_raw_fd()).unwrap(), b"through");
     }
 
     #[test]
@@ -152,10 +248,9 @@ mod tests {
 
     #[test]
     fn truncated_frames_are_errors_not_hangs() {
-        let mut wire = Vec::new();
-        write_request(&mut wire, &RunSpec::new("/bin/true")).unwrap();
+        let mut wire = request_frame(&RunSpec::new("/bin/true")).unwrap();
         wire.truncate(wire.len() - 3);
-        assert!(read_request(wire.as_slice()).is_err());
+        assert!(read_frame(wire.as_slice()).is_err());
         assert!(read_response(&[0xff, 0xff, 0xff, 0x7f][..]).is_err());
     }
 }

@@ -26,6 +26,7 @@ pub struct RunSpec {
     /// Extra bind mounts (toolchains outside `/usr`, problem data, ...).
     pub binds: Vec<Bind>,
     pub stdin: Stdin,
+    pub stdout: Stdout,
     pub limits: Limits,
     pub profile: Profile,
     /// Identity the program runs as; never 0.
@@ -45,6 +46,7 @@ impl RunSpec {
             job_dir_writable: false,
             binds: Vec::new(),
             stdin: Stdin::Null,
+            stdout: Stdout::Capture,
             limits: Limits::default(),
             profile: Profile::Native,
             uid: 1000,
@@ -220,6 +222,43 @@ pub enum Stdin {
     File(PathBuf),
     /// Bytes fed through a pipe.
     Bytes(Vec<u8>),
+    /// The descriptor passed with the request ([`PassedFds::stdin`]), e.g. one end of the pipe
+    /// pair that connects an interactive program to its validator.
+    Passed,
+}
+
+/// Where the program's standard output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Stdout {
+    /// Captured up to the output limit and returned in the outcome.
+    #[default]
+    Capture,
+    /// The descriptor passed with the request ([`PassedFds::stdout`]); nothing is captured.
+    Passed,
+}
+
+/// Descriptors handed to a run. They are moved in, so the caller keeps no copy that would hold
+/// a pipe open after the run's own end closes.
+#[derive(Debug, Default)]
+pub struct PassedFds {
+    pub stdin: Option<std::os::fd::OwnedFd>,
+    pub stdout: Option<std::os::fd::OwnedFd>,
+}
+
+impl PassedFds {
+    /// Checks that the spec and the descriptors agree.
+    pub fn check(&self, spec: &RunSpec) -> Result<(), SpecError> {
+        let wants_stdin = spec.stdin == Stdin::Passed;
+        let wants_stdout = spec.stdout == Stdout::Passed;
+        if wants_stdin != self.stdin.is_some() {
+            return Err(SpecError::DescriptorMismatch("stdin"));
+        }
+        if wants_stdout != self.stdout.is_some() {
+            return Err(SpecError::DescriptorMismatch("stdout"));
+        }
+        Ok(())
+    }
 }
 
 /// Resource limits of one run. Every limit is enforced; none is advisory.
@@ -323,6 +362,8 @@ pub enum SpecError {
     ReservedBindTarget(PathBuf),
     #[error("bind must look like SRC:DST[:rw|:ro], got {0:?}")]
     BadBind(String),
+    #[error("{0} is marked as passed but no descriptor was given, or the other way round")]
+    DescriptorMismatch(&'static str),
     #[error("limit {name} = {value} is below the minimum {minimum}")]
     LimitTooSmall {
         name: &'static str,

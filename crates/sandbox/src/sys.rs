@@ -120,3 +120,97 @@ pub fn read_to_end(fd: RawFd) -> io::Result<Vec<u8>> {
         }
     }
 }
+
+/// Most descriptors one message carries (a run passes at most stdin and stdout).
+pub const MAX_PASSED_FDS: usize = 2;
+
+/// Sends `bytes` with `fds` attached (SCM_RIGHTS); returns how many bytes went out.
+pub fn send_with_fds(socket: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize> {
+    assert!(fds.len() <= MAX_PASSED_FDS);
+    let mut iov = libc::iovec {
+        iov_base: bytes.as_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    let payload = std::mem::size_of_val(fds) as u32;
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; the CMSG macros address `control`, which is large enough
+    // for MAX_PASSED_FDS descriptors (checked by the assert above and the space computation).
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if !fds.is_empty() {
+            let space = libc::CMSG_SPACE(payload) as usize;
+            assert!(space <= std::mem::size_of_val(&control));
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = space;
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(payload) as usize;
+            std::ptr::copy_nonoverlapping(
+                fds.as_ptr(),
+                libc::CMSG_DATA(cmsg).cast::<RawFd>(),
+                fds.len(),
+            );
+        }
+        loop {
+            let n = libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL);
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+}
+
+/// Receives into `buf` and collects any descriptors attached (close-on-exec).
+pub fn recv_with_fds(socket: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut control = [0u64; 8];
+    // SAFETY: as in `send_with_fds`; the kernel fills at most `msg_controllen` bytes, and each
+    // received descriptor is taken into an OwnedFd exactly once.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        let n = loop {
+            let n = libc::recvmsg(socket, &mut msg, libc::MSG_CMSG_CLOEXEC);
+            if n >= 0 {
+                break n as usize;
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        };
+        let mut fds = Vec::new();
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                let count =
+                    ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+                for i in 0..count {
+                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+        if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "too many descriptors passed",
+            ));
+        }
+        Ok((n, fds))
+    }
+}

@@ -19,7 +19,7 @@ mod child;
 mod supervisor;
 
 use std::ffi::OsString;
-use std::io::{self, BufReader, BufWriter};
+use std::io::{self, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -29,8 +29,8 @@ pub use supervisor::supervisor_main;
 
 use crate::outcome::{RunOutcome, Status};
 use crate::protocol;
-use crate::spec::{RunSpec, SpecError};
-use crate::Sandbox;
+use crate::spec::{PassedFds, RunSpec, SpecError};
+use crate::{Canceller, Finished, Run, Sandbox};
 
 /// The hidden argument that turns the `ulticode` binary into a supervisor.
 pub const SUPERVISOR_ARG: &str = "__sandbox-supervisor";
@@ -81,8 +81,7 @@ impl Supervisor {
         Ok(Self { process, socket })
     }
 
-    fn request(&mut self, spec: &RunSpec) -> io::Result<RunOutcome> {
-        protocol::write_request(BufWriter::new(&self.socket), spec)?;
+    fn response(&mut self) -> io::Result<RunOutcome> {
         protocol::read_response(BufReader::new(&self.socket))
     }
 
@@ -134,31 +133,74 @@ impl NativeSandbox {
 }
 
 impl Sandbox for NativeSandbox {
-    fn run(&self, spec: &RunSpec) -> Result<RunOutcome, SpecError> {
+    fn start(&self, spec: &RunSpec, fds: PassedFds) -> Result<Box<dyn Run + '_>, SpecError> {
         spec.validate()?;
-        let mut supervisor = match self.checkout() {
+        fds.check(spec)?;
+        let failed = |message: String| -> Box<dyn Run + '_> {
+            Box::new(Finished(RunOutcome::infrastructure(
+                Status::LaunchFailure,
+                message,
+            )))
+        };
+        let supervisor = match self.checkout() {
             Ok(s) => s,
             Err(e) => {
-                return Ok(RunOutcome::infrastructure(
-                    Status::LaunchFailure,
-                    format!(
-                        "start the sandbox supervisor {}: {e}",
-                        self.command.program.display()
-                    ),
-                ))
+                return Ok(failed(format!(
+                    "start the sandbox supervisor {}: {e}",
+                    self.command.program.display()
+                )))
             }
         };
-        match supervisor.request(spec) {
+        // `fds` drops after sending: the supervisor holds the only copies from here on.
+        if let Err(e) = protocol::send_request(&supervisor.socket, spec, &fds) {
+            supervisor.discard();
+            return Ok(failed(format!(
+                "send the run to the sandbox supervisor: {e}"
+            )));
+        }
+        let cancel = supervisor.socket.try_clone().ok();
+        Ok(Box::new(NativeRun {
+            sandbox: self,
+            supervisor: Some(supervisor),
+            cancel: std::sync::Arc::new(std::sync::Mutex::new(cancel)),
+        }))
+    }
+}
+
+/// A run in progress on one supervisor.
+struct NativeRun<'a> {
+    sandbox: &'a NativeSandbox,
+    supervisor: Option<Supervisor>,
+    /// A clone of the supervisor's socket for cancelling; emptied once the run has ended so a
+    /// late cancel never reaches the supervisor's next run.
+    cancel: std::sync::Arc<std::sync::Mutex<Option<UnixStream>>>,
+}
+
+impl Run for NativeRun<'_> {
+    fn canceller(&self) -> Canceller {
+        let cancel = self.cancel.clone();
+        Canceller::new(move || {
+            if let Some(socket) = cancel.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                let _ = (&mut &*socket).write_all(&[protocol::CANCEL]);
+            }
+        })
+    }
+
+    fn wait(mut self: Box<Self>) -> RunOutcome {
+        let mut supervisor = self.supervisor.take().expect("a run is waited for once");
+        let response = supervisor.response();
+        *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        match response {
             Ok(outcome) => {
-                self.checkin(supervisor);
-                Ok(outcome)
+                self.sandbox.checkin(supervisor);
+                outcome
             }
             Err(e) => {
                 supervisor.discard();
-                Ok(RunOutcome::infrastructure(
+                RunOutcome::infrastructure(
                     Status::LaunchFailure,
                     format!("the sandbox supervisor failed during the run: {e}"),
-                ))
+                )
             }
         }
     }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::io::{self, BufReader, BufWriter};
+use std::io::{self, BufWriter};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use super::child::{self, ChildPlan, SetupFailure};
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
 use crate::outcome::{classify, EnforcedKill, Evidence, RunOutcome, Status, Termination};
-use crate::protocol;
+use crate::protocol::{self, Incoming};
 use crate::rootfs::{RootfsLayout, Template};
 use crate::seccomp::Profile;
-use crate::spec::{RunSpec, Stdin};
+use crate::spec::{PassedFds, RunSpec, Stdin};
 use crate::sys;
 
 /// Where each run mounts its root tmpfs (inside its own mount namespace).
@@ -46,20 +46,20 @@ pub fn supervisor_main() -> ! {
     // SAFETY: fd 0 is the socket the client passed; this process owns it from here on.
     let socket = UnixStream::from(unsafe { OwnedFd::from_raw_fd(0) });
     let mut supervisor = Supervisor::start();
-    let mut reader = BufReader::new(&socket);
     loop {
-        let spec = match protocol::read_request(&mut reader) {
-            Ok(Some(spec)) => spec,
-            Ok(None) => {
+        let (spec, fds) = match protocol::receive_request(&socket) {
+            Ok(Incoming::Request(spec, fds)) => (spec, fds),
+            Ok(Incoming::Closed) => {
                 supervisor.shutdown();
                 std::process::exit(0);
             }
             Err(err) => {
                 eprintln!("ulticode sandbox supervisor: bad request: {err}");
+                supervisor.shutdown();
                 std::process::exit(2);
             }
         };
-        let outcome = supervisor.run(&spec, socket.as_raw_fd());
+        let outcome = supervisor.run(&spec, fds, socket.as_raw_fd());
         let mut writer = BufWriter::new(&socket);
         if protocol::write_response(&mut writer, &outcome).is_err() {
             std::process::exit(0);
@@ -107,10 +107,13 @@ impl Supervisor {
         }
     }
 
-    fn run(&mut self, spec: &RunSpec, control: RawFd) -> RunOutcome {
+    fn run(&mut self, spec: &RunSpec, fds: PassedFds, control: RawFd) -> RunOutcome {
+        if let Err(e) = fds.check(spec) {
+            return RunOutcome::infrastructure(Status::ConfigError, e.to_string());
+        }
         match self.prepare(spec) {
             Ok((mounts, cgroup)) => {
-                let outcome = self.run_in(spec, &mounts, &cgroup, control);
+                let outcome = self.run_in(spec, fds, &mounts, &cgroup, control);
                 self.retired = Some(cgroup);
                 outcome
             }
@@ -183,11 +186,12 @@ impl Supervisor {
     fn run_in(
         &mut self,
         spec: &RunSpec,
+        fds: PassedFds,
         mounts: &[crate::rootfs::MountOp],
         cgroup: &RunCgroup,
         control: RawFd,
     ) -> RunOutcome {
-        let io = match RunIo::open(spec, cgroup) {
+        let io = match RunIo::open(spec, fds, cgroup) {
             Ok(io) => io,
             Err((status, message)) => return RunOutcome::infrastructure(status, message),
         };
@@ -315,7 +319,8 @@ impl Supervisor {
             stdout: pumped.stdout,
             stderr: pumped.stderr,
             output_truncated: pumped.output_exceeded,
-            message: None,
+            message: (pumped.enforced == Some(EnforcedKill::Cancelled))
+                .then(|| "cancelled by the caller".to_string()),
         }
     }
 }
@@ -440,7 +445,8 @@ struct RunIo {
     status_write: OwnedFd,
     error_write: OwnedFd,
     stdin_bytes: Option<(OwnedFd, Vec<u8>)>,
-    stdout: OwnedFd,
+    /// `None` when stdout goes to a passed descriptor instead of being captured.
+    stdout: Option<OwnedFd>,
     stderr: OwnedFd,
     status_read: OwnedFd,
     error_read: OwnedFd,
@@ -449,14 +455,14 @@ struct RunIo {
 /// The supervisor's ends, after the child's copies are closed.
 struct ParentIo {
     stdin_bytes: Option<(OwnedFd, Vec<u8>)>,
-    stdout: OwnedFd,
+    stdout: Option<OwnedFd>,
     stderr: OwnedFd,
     status_read: OwnedFd,
     error_read: OwnedFd,
 }
 
 impl RunIo {
-    fn open(spec: &RunSpec, cgroup: &RunCgroup) -> Result<Self, (Status, String)> {
+    fn open(spec: &RunSpec, fds: PassedFds, cgroup: &RunCgroup) -> Result<Self, (Status, String)> {
         let launch = |what: &str| {
             let what = what.to_string();
             move |e: io::Error| (Status::LaunchFailure, format!("{what}: {e}"))
@@ -488,12 +494,19 @@ impl RunIo {
                 sys::set_nonblocking(&write).map_err(launch("stdin pipe"))?;
                 (read, Some((write, bytes.clone())))
             }
+            Stdin::Passed => (fds.stdin.expect("checked against the spec"), None),
         };
-        let (stdout, child_stdout) = sys::pipe().map_err(launch("stdout pipe"))?;
+        let (stdout, child_stdout) = match fds.stdout {
+            Some(passed) => (None, passed),
+            None => {
+                let (read, write) = sys::pipe().map_err(launch("stdout pipe"))?;
+                (Some(read), write)
+            }
+        };
         let (stderr, child_stderr) = sys::pipe().map_err(launch("stderr pipe"))?;
         let (status_read, status_write) = sys::pipe().map_err(launch("status pipe"))?;
         let (error_read, error_write) = sys::pipe().map_err(launch("error pipe"))?;
-        for fd in [&stdout, &stderr] {
+        for fd in stdout.iter().chain([&stderr]) {
             sys::set_nonblocking(fd).map_err(launch("output pipe"))?;
         }
         Ok(Self {
@@ -586,7 +599,7 @@ impl<'a> Pump<'a> {
 
     fn run(
         mut self,
-        stdout: OwnedFd,
+        stdout: Option<OwnedFd>,
         stderr: OwnedFd,
         mut stdin: Option<(OwnedFd, Vec<u8>)>,
         status: &OwnedFd,
@@ -622,11 +635,11 @@ impl<'a> Pump<'a> {
             // The status pipe becomes readable with init's report, or hangs up when init dies.
             let mut fds = vec![pollfd(status.as_raw_fd(), libc::POLLIN)];
             let out_slot = out.open.then(|| {
-                fds.push(pollfd(out.fd.as_raw_fd(), libc::POLLIN));
+                fds.push(pollfd(out.raw(), libc::POLLIN));
                 fds.len() - 1
             });
             let err_slot = err.open.then(|| {
-                fds.push(pollfd(err.fd.as_raw_fd(), libc::POLLIN));
+                fds.push(pollfd(err.raw(), libc::POLLIN));
                 fds.len() - 1
             });
             let stdin_slot = stdin.as_ref().map(|(fd, _)| {
@@ -634,7 +647,7 @@ impl<'a> Pump<'a> {
                 fds.len() - 1
             });
             let control_slot = (!client_gone).then(|| {
-                fds.push(pollfd(self.control, libc::POLLRDHUP));
+                fds.push(pollfd(self.control, libc::POLLIN | libc::POLLRDHUP));
                 fds.len() - 1
             });
             let millis = timeout.as_millis().clamp(1, 100_000) as libc::c_int;
@@ -663,8 +676,17 @@ impl<'a> Pump<'a> {
                 }
             }
             if fired(control_slot) {
-                client_gone = true;
-                sys::kill(self.pid, libc::SIGKILL);
+                let mut message = [0u8; 1];
+                match sys::read(self.control, &mut message) {
+                    Ok(Some(1)) if message[0] == protocol::CANCEL => {
+                        self.enforce(EnforcedKill::Cancelled)
+                    }
+                    // End of stream or garbage: nobody is waiting for this run any more.
+                    _ => {
+                        client_gone = true;
+                        sys::kill(self.pid, libc::SIGKILL);
+                    }
+                }
             }
             if fds[0].revents != 0 {
                 let mut word = [0u8; 4];
@@ -699,25 +721,31 @@ fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
 
 /// One captured output stream.
 struct Stream {
-    fd: OwnedFd,
+    /// `None` for a stream that is not captured (it went to a passed descriptor).
+    fd: Option<OwnedFd>,
     data: Vec<u8>,
     open: bool,
     exceeded: bool,
 }
 
 impl Stream {
-    fn new(fd: OwnedFd) -> Self {
+    fn new(fd: impl Into<Option<OwnedFd>>) -> Self {
+        let fd = fd.into();
         Self {
+            open: fd.is_some(),
             fd,
             data: Vec::new(),
-            open: true,
             exceeded: false,
         }
     }
 
+    fn raw(&self) -> RawFd {
+        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
     /// Reads what is available; returns true when this read first crossed the cap.
     fn pump(&mut self, buf: &mut [u8], cap: usize) -> bool {
-        match sys::read(self.fd.as_raw_fd(), buf) {
+        match sys::read(self.raw(), buf) {
             Ok(Some(0)) | Err(_) => {
                 self.open = false;
                 false
@@ -730,7 +758,7 @@ impl Stream {
     /// Reads what is left once every writer is gone.
     fn drain(&mut self, buf: &mut [u8], cap: usize) {
         while self.open {
-            match sys::read(self.fd.as_raw_fd(), buf) {
+            match sys::read(self.raw(), buf) {
                 Ok(Some(n)) if n > 0 => {
                     self.keep(&buf[..n], cap);
                 }

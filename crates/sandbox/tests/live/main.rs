@@ -1,11 +1,15 @@
-//! The sandbox attack suite: hostile programs in C, C++, Python and JavaScript, each compiled
-//! (inside the sandbox) and run against the real native sandbox, each asserting the exact
-//! outcome category and that the host was not affected.
+//! The sandbox against the real kernel.
+//!
+//! - `attacks`: hostile programs in C, C++, Python and JavaScript, each compiled (inside the
+//!   sandbox) and run, each asserting the exact outcome category and that the host was not
+//!   affected; plus the measurement-accuracy cases.
+//! - `connected`: runs wired to each other through passed descriptors, and cancellation.
 //!
 //! The test binary is its own sandbox supervisor (it dispatches on the supervisor argument
 //! before the harness starts), so the suite needs nothing but root and this crate.
 
-mod cases;
+mod attacks;
+mod connected;
 
 use std::any::Any;
 use std::os::unix::fs::PermissionsExt;
@@ -23,14 +27,15 @@ fn main() {
         sandbox::supervisor_main();
     }
     let args = Arguments::from_args();
-    let trials = cases::all()
+    let mut trials: Vec<Trial> = attacks::all()
         .into_iter()
         .map(|case| Trial::test(case.name, move || case.run()))
         .collect();
+    trials.extend(connected::all());
     libtest_mimic::run(&args, trials).exit();
 }
 
-fn sandbox() -> &'static NativeSandbox {
+pub fn sandbox() -> &'static NativeSandbox {
     static SANDBOX: OnceLock<NativeSandbox> = OnceLock::new();
     SANDBOX.get_or_init(|| NativeSandbox::new(SupervisorCommand::current_exe().expect("own exe")))
 }
