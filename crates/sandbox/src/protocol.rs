@@ -113,7 +113,7 @@ pub fn send_request(socket: &UnixStream, spec: &RunSpec, fds: &PassedFds) -> io:
 
 /// What the supervisor reads between runs.
 pub enum Incoming {
-    Request(RunSpec, PassedFds),
+    Request(Box<RunSpec>, PassedFds),
     /// The client closed the connection.
     Closed,
 }
@@ -155,7 +155,7 @@ pub fn receive_request(socket: &UnixStream) -> io::Result<Incoming> {
             stdin: take(spec.stdin == Stdin::Passed)?,
             stdout: take(spec.stdout == Stdout::Passed)?,
         };
-        return Ok(Incoming::Request(spec, passed));
+        return Ok(Incoming::Request(Box::new(spec), passed));
     }
 }
 
@@ -191,7 +191,7 @@ mod tests {
 
     fn received(socket: &UnixStream) -> (RunSpec, PassedFds) {
         match receive_request(socket).unwrap() {
-            Incoming::Request(spec, fds) => (spec, fds),
+            Incoming::Request(spec, fds) => (*spec, fds),
             Incoming::Closed => panic!("closed"),
         }
     }

@@ -48,7 +48,7 @@ pub fn supervisor_main() -> ! {
     let mut supervisor = Supervisor::start();
     loop {
         let (spec, fds) = match protocol::receive_request(&socket) {
-            Ok(Incoming::Request(spec, fds)) => (spec, fds),
+            Ok(Incoming::Request(spec, fds)) => (*spec, fds),
             Ok(Incoming::Closed) => {
                 supervisor.shutdown();
                 std::process::exit(0);
