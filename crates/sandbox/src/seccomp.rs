@@ -35,7 +35,7 @@ pub enum Profile {
     /// Compiled programs and compilers: no sockets at all.
     #[default]
     Native,
-    /// CPython / PyPy: the native set plus file-copy calls of the standard library.
+    /// CPython / PyPy: the native set plus `memfd_create`.
     Python,
     /// The JVM: NUMA queries, memfd and local sockets (the network namespace is empty).
     Jvm,
@@ -76,9 +76,7 @@ impl Profile {
         if matches!(self, Profile::Native | Profile::Python) {
             // libc itself opens sockets (the nscd client behind getpwnam): refuse them
             // politely so it falls back to files, rather than killing the program.
-            for nr in [libc::SYS_socket, libc::SYS_socketpair] {
-                rules.insert(nr as u32, Rule::Errno(libc::EACCES));
-            }
+            rules.insert(libc::SYS_socket as u32, Rule::Errno(libc::EACCES));
         }
         for nr in [
             libc::SYS_clone3,
@@ -170,7 +168,8 @@ const SIGNAL_SENDERS: &[(libc::c_long, u8)] = &[
 /// Deliberately absent: mount, unshare, setns, chroot, pivot_root, ptrace, process_vm_*,
 /// bpf, perf_event_open, keyctl/add_key/request_key, reboot, kexec, *_module, clock_settime,
 /// settimeofday, swapon, mknod, chown, set*id, personality, userfaultfd, open_by_handle_at,
-/// and every socket call (`socket` itself answers `EACCES` in the native and python profiles).
+/// and every call that creates or addresses a network socket (`socket` answers `EACCES` in the
+/// native and python profiles).
 const BASE: &[libc::c_long] = &[
     // I/O on descriptors
     libc::SYS_read,
@@ -193,13 +192,23 @@ const BASE: &[libc::c_long] = &[
     libc::SYS_ioctl,
     libc::SYS_pipe,
     libc::SYS_pipe2,
+    // Data transfer on connected local pairs (runtimes use socketpair like a pipe, e.g. Rust's
+    // process spawning). `socket` itself is refused, so no other socket can exist.
+    libc::SYS_socketpair,
+    libc::SYS_sendto,
+    libc::SYS_recvfrom,
+    libc::SYS_sendmsg,
+    libc::SYS_recvmsg,
+    libc::SYS_shutdown,
     libc::SYS_sendfile,
+    libc::SYS_copy_file_range,
     libc::SYS_fadvise64,
     libc::SYS_flock,
     libc::SYS_fsync,
     libc::SYS_fdatasync,
     libc::SYS_ftruncate,
     libc::SYS_truncate,
+    libc::SYS_fallocate,
     // files and directories
     libc::SYS_open,
     libc::SYS_openat,
@@ -344,13 +353,13 @@ const BASE: &[libc::c_long] = &[
     libc::SYS_getrandom,
 ];
 
-const PYTHON_EXTRA: &[libc::c_long] = &[libc::SYS_copy_file_range, libc::SYS_fallocate];
+/// `memfd_create` backs anonymous shared memory in the standard library and common modules.
+const PYTHON_EXTRA: &[libc::c_long] = &[libc::SYS_memfd_create];
 
 /// Socket calls for runtimes that use local sockets internally. The sandbox's network
 /// namespace has only a downed loopback, so no address outside the run is reachable.
 const SOCKETS: &[libc::c_long] = &[
     libc::SYS_socket,
-    libc::SYS_socketpair,
     libc::SYS_connect,
     libc::SYS_bind,
     libc::SYS_listen,
@@ -360,11 +369,6 @@ const SOCKETS: &[libc::c_long] = &[
     libc::SYS_getpeername,
     libc::SYS_getsockopt,
     libc::SYS_setsockopt,
-    libc::SYS_sendto,
-    libc::SYS_recvfrom,
-    libc::SYS_sendmsg,
-    libc::SYS_recvmsg,
-    libc::SYS_shutdown,
 ];
 
 const JVM_EXTRA: &[libc::c_long] = &[
