@@ -315,6 +315,7 @@ impl Run for DockerRun {
             stdout,
             stderr,
             output_truncated: evidence.output_exceeded,
+            cancelled: false,
             message: (status.fault() == crate::Fault::Infrastructure).then(|| {
                 evidence
                     .stderr

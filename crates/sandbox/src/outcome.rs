@@ -108,6 +108,9 @@ pub struct RunOutcome {
     pub stderr: Vec<u8>,
     /// Some output was dropped because a stream exceeded its cap.
     pub output_truncated: bool,
+    /// The caller ended the run early (see `Run::canceller`).
+    #[serde(default)]
+    pub cancelled: bool,
     /// Why an infrastructure status happened (never user data).
     pub message: Option<String>,
 }
@@ -127,6 +130,7 @@ impl RunOutcome {
             stdout: Vec::new(),
             stderr: Vec::new(),
             output_truncated: false,
+            cancelled: false,
             message: Some(message.into()),
         }
     }

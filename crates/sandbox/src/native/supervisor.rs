@@ -319,6 +319,7 @@ impl Supervisor {
             stdout: pumped.stdout,
             stderr: pumped.stderr,
             output_truncated: pumped.output_exceeded,
+            cancelled: pumped.enforced == Some(EnforcedKill::Cancelled),
             message: (pumped.enforced == Some(EnforcedKill::Cancelled))
                 .then(|| "cancelled by the caller".to_string()),
         }

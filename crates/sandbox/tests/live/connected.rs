@@ -139,6 +139,7 @@ fn cancel_ends_a_run() -> Result<(), Failed> {
     let outcome = run.wait();
     assert!(started.elapsed() < Duration::from_secs(2), "{outcome:?}");
     assert_eq!(outcome.status, Status::Signaled, "{outcome:?}");
+    assert!(outcome.cancelled);
     assert_eq!(outcome.message.as_deref(), Some("cancelled by the caller"));
     // A late cancel is harmless: the supervisor's next run is unaffected.
     canceller.cancel();

@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and the wiring behind each subcommand.
 
 mod bench;
+mod judge_cmd;
 mod sandbox_cmd;
 
 use std::process::ExitCode;
@@ -23,6 +24,13 @@ enum Command {
     /// Run programs in the sandbox and check that it works on this machine.
     #[command(subcommand)]
     Sandbox(sandbox_cmd::SandboxCommand),
+    /// Compile and judge a submission against a problem package.
+    Judge(judge_cmd::JudgeArgs),
+    /// Work with problem packages.
+    #[command(subcommand)]
+    Problem(judge_cmd::ProblemCommand),
+    /// List the languages and whether this machine can use them.
+    Languages(judge_cmd::LanguagesArgs),
     /// Benchmarks whose figures go into release notes.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -32,6 +40,9 @@ impl Cli {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Command::Sandbox(cmd) => cmd.run(),
+            Command::Judge(args) => judge_cmd::judge(args),
+            Command::Problem(cmd) => judge_cmd::problem(cmd),
+            Command::Languages(args) => judge_cmd::languages(args),
             Command::Bench(cmd) => cmd.run(),
         }
     }

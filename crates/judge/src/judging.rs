@@ -1,0 +1,1161 @@
+//! The judging flow: package → compile → run → check → aggregate.
+//!
+//! 1. [`Judge::prepare`] compiles the package's validator (once per package).
+//! 2. [`Judge::judge`] compiles the submission in the sandbox; a failure is `CE` (or `SE` when
+//!    the sandbox itself failed).
+//! 3. Tests run in judging order on `concurrency` workers. Each test is one sandboxed run fed
+//!    the `.in` file; an interactive test is two runs (submission and validator) connected by
+//!    pipes, each in its own cgroup, so the submission's time is counted alone.
+//! 4. Each output is checked (default validator in process; custom validators in the sandbox).
+//! 5. Results are aggregated in judging order: skipping follows `on_reject: break` and the
+//!    stop-at-first-failure option, applied deterministically after the (speculatively
+//!    parallel) runs; the verdict is the most severe counted test verdict, time and memory the
+//!    maxima, and scoring problems add up their groups' scores.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use sandbox::{Bind, Limits, PassedFds, RunOutcome, RunSpec, Sandbox, Stdin, Stdout};
+
+use crate::checker::{self, default::DefaultFlags, Decision};
+use crate::language::{CompileLimits, Language, Languages};
+use crate::package::{
+    Aggregation, GroupSettings, OnReject, Problem, ProblemKind, TestCase, TestGroup, TestItem,
+    Validation,
+};
+use crate::verdict::{run_verdict, Verdict};
+
+/// Something that prevents judging altogether (as opposed to a verdict).
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error("{0}")]
+    Language(String),
+    #[error("the package's validator does not compile: {0}")]
+    Validator(String),
+    #[error("judging workspace: {0}")]
+    Workspace(#[from] std::io::Error),
+}
+
+/// Per-judging options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JudgeOptions {
+    /// Stop at the first failing test. Default: yes for pass-fail problems, no for scoring ones.
+    pub stop_at_first_failure: Option<bool>,
+}
+
+/// One test's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestResult {
+    /// `secret/group1/03`.
+    pub name: String,
+    /// The test's group, `secret/group1`.
+    pub group: String,
+    pub verdict: Verdict,
+    /// CPU time of the submission.
+    pub time_ms: u64,
+    pub wall_time_ms: u64,
+    pub memory_kib: u64,
+    /// What the checker or the run said; never the hidden answer.
+    pub message: String,
+    /// The score a custom validator reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The submission's output, for sample tests only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// The result of judging one submission.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgeReport {
+    pub verdict: Verdict,
+    /// Scoring problems only.
+    pub score: Option<f64>,
+    pub max_score: Option<f64>,
+    /// Maximum CPU time over the counted tests.
+    pub time_ms: u64,
+    /// Maximum peak memory over the counted tests.
+    pub memory_kib: u64,
+    pub compile_output: String,
+    /// Counted tests in judging order (skipped tests are absent).
+    pub tests: Vec<TestResult>,
+}
+
+/// Live progress, for terminals and status streams.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    Compiling,
+    Compiled {
+        ok: bool,
+    },
+    Test {
+        index: usize,
+        total: usize,
+        result: &'a TestResult,
+    },
+}
+
+/// A compiled program in its own job directory.
+pub struct Compiled {
+    dir: tempfile::TempDir,
+    language: Language,
+}
+
+impl Compiled {
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The run command with `{memory_mib}` filled in, plus extra arguments.
+    fn command(&self, memory_mib: u64, extra: &[String]) -> (String, Vec<String>) {
+        let mut words = self
+            .language
+            .config
+            .run
+            .iter()
+            .map(|w| w.replace("{memory_mib}", &memory_mib.to_string()));
+        let program = words.next().unwrap_or_default();
+        let mut args: Vec<String> = words.collect();
+        args.extend_from_slice(extra);
+        (program, args)
+    }
+
+    fn spec(&self, memory_mib: u64, extra: &[String], limits: Limits) -> RunSpec {
+        let (program, args) = self.command(memory_mib, extra);
+        let config = &self.language.config;
+        RunSpec {
+            args,
+            env: config.env.clone(),
+            binds: config.binds.clone(),
+            ..RunSpec::new(program)
+                .job_dir(self.dir.path(), false)
+                .profile(config.profile)
+                .limits(limits)
+        }
+    }
+}
+
+/// The result of a compilation: the program and the compiler's output, or why it failed.
+pub enum Compilation {
+    Ready(Box<Compiled>, String),
+    /// `CE`, or `SE` when the sandbox could not run the compiler.
+    Failed {
+        verdict: Verdict,
+        output: String,
+    },
+}
+
+/// How a prepared problem checks outputs.
+enum Checker {
+    Default(DefaultFlags),
+    Icpc {
+        program: Compiled,
+        flags: Vec<String>,
+    },
+    Testlib(Compiled),
+}
+
+/// A problem with its validator compiled.
+pub struct PreparedProblem<'p> {
+    pub problem: &'p Problem,
+    checker: Checker,
+}
+
+/// Compiles and judges in the sandbox.
+pub struct Judge<'a> {
+    sandbox: &'a dyn Sandbox,
+    languages: &'a Languages,
+    concurrency: usize,
+}
+
+/// Mountpoints of the data a validator sees.
+const INPUT: &str = "/data/input";
+const ANSWER: &str = "/data/answer";
+const FEEDBACK: &str = "/feedback";
+/// Output shown for sample tests, at most.
+const SAMPLE_OUTPUT_BYTES: usize = 64 * 1024;
+
+impl<'a> Judge<'a> {
+    pub fn new(sandbox: &'a dyn Sandbox, languages: &'a Languages) -> Self {
+        Self {
+            sandbox,
+            languages,
+            concurrency: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+
+    /// How many tests run at once (default: one per CPU).
+    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
+        self
+    }
+
+    pub fn languages(&self) -> &Languages {
+        self.languages
+    }
+
+    /// Compiles the package's validator, if it has one.
+    pub fn prepare<'p>(&self, problem: &'p Problem) -> Result<PreparedProblem<'p>, JudgeError> {
+        let checker = match (&problem.validation, &problem.validator) {
+            (Validation::Default, _) => Checker::Default(
+                DefaultFlags::parse(&problem.validator_flags).map_err(JudgeError::Validator)?,
+            ),
+            (Validation::Custom { .. }, Some(source)) => {
+                let language = self.languages.get(&source.language).ok_or_else(|| {
+                    JudgeError::Validator(self.languages.why_not(&source.language))
+                })?;
+                let mut files = Vec::new();
+                let compiled_sources: Vec<_> = source.sources.iter().collect();
+                if compiled_sources.len() > 1 {
+                    return Err(JudgeError::Validator(format!(
+                        "{}: validators made of several source files are not supported",
+                        source.dir.display()
+                    )));
+                }
+                for entry in std::fs::read_dir(&source.dir)?.flatten() {
+                    let path = entry.path();
+                    if !path.is_file() {
+                        continue;
+                    }
+                    let name = if source.sources.contains(&path) {
+                        language.config.source_file.clone()
+                    } else {
+                        entry.file_name().to_string_lossy().into_owned()
+                    };
+                    files.push((name, std::fs::read(&path)?));
+                }
+                let limits = CompileLimits {
+                    cpu_time_ms: problem.limits.compilation_time_s * 1000,
+                    memory_mib: problem.limits.compilation_memory_mib,
+                    ..language.config.compile_limits
+                };
+                let program = match self.compile(language, &files, limits)? {
+                    Compilation::Ready(program, _) => *program,
+                    Compilation::Failed { output, .. } => {
+                        return Err(JudgeError::Validator(output))
+                    }
+                };
+                if source.testlib {
+                    Checker::Testlib(program)
+                } else {
+                    Checker::Icpc {
+                        program,
+                        flags: problem
+                            .validator_flags
+                            .split_whitespace()
+                            .map(str::to_string)
+                            .collect(),
+                    }
+                }
+            }
+            (Validation::Custom { .. }, None) => {
+                return Err(JudgeError::Validator(
+                    "custom validation without a validator".into(),
+                ))
+            }
+        };
+        Ok(PreparedProblem { problem, checker })
+    }
+
+    /// Writes `files` into a fresh job directory and compiles them in the sandbox.
+    pub fn compile(
+        &self,
+        language: &Language,
+        files: &[(String, Vec<u8>)],
+        limits: CompileLimits,
+    ) -> Result<Compilation, JudgeError> {
+        let dir = tempfile::Builder::new().prefix("ulticode-job-").tempdir()?;
+        for (name, bytes) in files {
+            std::fs::write(dir.path().join(name), bytes)?;
+        }
+        // The compiler runs as the sandbox user and writes its output here.
+        chown_tree(dir.path(), 1000, 1000)?;
+        let config = &language.config;
+        let mut output = String::new();
+        if let Some(command) = &config.compile {
+            let (program, args) = command
+                .split_first()
+                .expect("compile commands are not empty");
+            let spec = RunSpec {
+                args: args.to_vec(),
+                env: config.env.clone(),
+                binds: config.binds.clone(),
+                ..RunSpec::new(program.clone())
+                    .job_dir(dir.path(), true)
+                    .profile(config.profile)
+                    .limits(limits.to_sandbox())
+            };
+            let outcome = self
+                .sandbox
+                .run(&spec)
+                .map_err(|e| JudgeError::Language(e.to_string()))?;
+            output = compiler_output(&outcome, limits.output_bytes as usize);
+            if outcome.status != sandbox::Status::Ok {
+                let verdict = match outcome.status.fault() {
+                    sandbox::Fault::Infrastructure => Verdict::SE,
+                    _ => Verdict::CE,
+                };
+                if verdict == Verdict::SE {
+                    output = format!(
+                        "the compiler could not run: {}",
+                        outcome.message.unwrap_or_default()
+                    );
+                } else if outcome.status != sandbox::Status::NonzeroExit {
+                    output.push_str(&format!("\n[compiler ended as {}]", outcome.status));
+                }
+                return Ok(Compilation::Failed { verdict, output });
+            }
+        }
+        // From here on the program is the judge's: the sandbox user may read, not change it.
+        chown_tree(dir.path(), 0, 0)?;
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )?;
+        Ok(Compilation::Ready(
+            Box::new(Compiled {
+                dir,
+                language: language.clone(),
+            }),
+            output,
+        ))
+    }
+
+    /// Compiles and judges one submission.
+    pub fn judge(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        language_id: &str,
+        source: &[u8],
+        options: JudgeOptions,
+        progress: &(dyn Fn(Progress<'_>) + Sync),
+    ) -> Result<JudgeReport, JudgeError> {
+        let problem = prepared.problem;
+        let language = self
+            .languages
+            .get(language_id)
+            .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
+        progress(Progress::Compiling);
+        let limits = CompileLimits {
+            cpu_time_ms: problem.limits.compilation_time_s * 1000,
+            memory_mib: problem
+                .limits
+                .compilation_memory_mib
+                .max(language.config.compile_limits.memory_mib),
+            ..language.config.compile_limits
+        };
+        let files = [(language.config.source_file.clone(), source.to_vec())];
+        let (program, compile_output) = match self.compile(language, &files, limits)? {
+            Compilation::Ready(program, output) => (program, output),
+            Compilation::Failed { verdict, output } => {
+                progress(Progress::Compiled { ok: false });
+                return Ok(JudgeReport {
+                    verdict,
+                    score: (problem.kind == ProblemKind::Scoring).then_some(0.0),
+                    max_score: max_score(problem),
+                    time_ms: 0,
+                    memory_kib: 0,
+                    compile_output: output,
+                    tests: Vec::new(),
+                });
+            }
+        };
+        progress(Progress::Compiled { ok: true });
+        let stop_at_first_failure = options
+            .stop_at_first_failure
+            .unwrap_or(problem.kind == ProblemKind::PassFail);
+        let plan = Plan::new(&problem.data);
+        let results = self.run_plan(prepared, &program, &plan, stop_at_first_failure, progress);
+        Ok(aggregate(
+            problem,
+            &plan,
+            results,
+            stop_at_first_failure,
+            compile_output,
+        ))
+    }
+
+    /// Runs the plan's tests on the workers, skipping what a known failure makes pointless.
+    fn run_plan(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        program: &Compiled,
+        plan: &Plan<'_>,
+        stop_at_first_failure: bool,
+        progress: &(dyn Fn(Progress<'_>) + Sync),
+    ) -> Vec<Option<TestResult>> {
+        let total = plan.cases.len();
+        let results: Vec<Mutex<Option<TestResult>>> =
+            (0..total).map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let failures = Mutex::new(Failures::default());
+        std::thread::scope(|scope| {
+            for _ in 0..self.concurrency.min(total) {
+                scope.spawn(|| loop {
+                    let index = next.fetch_add(1, Ordering::SeqCst);
+                    if index >= total {
+                        return;
+                    }
+                    if failures
+                        .lock()
+                        .unwrap()
+                        .skips(plan, index, stop_at_first_failure)
+                    {
+                        continue;
+                    }
+                    let planned = &plan.cases[index];
+                    let result = self.run_test(prepared, program, planned.case, planned.settings);
+                    if result.verdict != Verdict::AC {
+                        failures.lock().unwrap().record(plan, index);
+                    }
+                    progress(Progress::Test {
+                        index,
+                        total,
+                        result: &result,
+                    });
+                    *results[index].lock().unwrap() = Some(result);
+                });
+            }
+        });
+        results
+            .into_iter()
+            .map(|r| r.into_inner().unwrap())
+            .collect()
+    }
+
+    fn run_test(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        program: &Compiled,
+        case: &TestCase,
+        settings: &GroupSettings,
+    ) -> TestResult {
+        let problem = prepared.problem;
+        let memory_mib = problem.limits.memory_mib;
+        let tl = problem.limits.time_limit_ms;
+        let limits = Limits {
+            cpu_time_ms: tl,
+            wall_time_ms: tl * 3 + 1_000,
+            memory_bytes: (memory_mib + program.language.config.memory_overhead_mib) << 20,
+            pids: program.language.config.run_pids,
+            output_bytes: problem.limits.output_mib << 20,
+            ..Limits::default()
+        };
+        let group = case
+            .name
+            .rsplit_once('/')
+            .map_or(String::new(), |(g, _)| g.to_string());
+        let mut result = TestResult {
+            name: case.name.clone(),
+            group,
+            verdict: Verdict::SE,
+            time_ms: 0,
+            wall_time_ms: 0,
+            memory_kib: 0,
+            message: String::new(),
+            score: None,
+            output: None,
+        };
+        let spec = program.spec(memory_mib, &[], limits);
+        let (outcome, decision) = if problem.interactive() {
+            self.run_interactive(prepared, spec, case)
+        } else {
+            let spec = spec.stdin(Stdin::File(case.input.clone()));
+            let outcome = match self.sandbox.run(&spec) {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    result.message = format!("invalid run: {e}");
+                    return result;
+                }
+            };
+            let decision = match run_verdict(&outcome) {
+                Some((verdict, message)) => Decision {
+                    verdict,
+                    message,
+                    score: None,
+                },
+                None => self.check(prepared, case, settings, &outcome.stdout),
+            };
+            (Some(outcome), decision)
+        };
+        if let Some(outcome) = &outcome {
+            result.time_ms = outcome.cpu_time_ms;
+            result.wall_time_ms = outcome.wall_time_ms;
+            result.memory_kib = outcome.memory_kib;
+            if case.sample {
+                let shown = &outcome.stdout[..outcome.stdout.len().min(SAMPLE_OUTPUT_BYTES)];
+                result.output = Some(String::from_utf8_lossy(shown).into_owned());
+            }
+        }
+        result.verdict = decision.verdict;
+        result.message = decision.message;
+        result.score = decision.score;
+        result
+    }
+
+    /// Checks a finished run's output.
+    fn check(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        case: &TestCase,
+        settings: &GroupSettings,
+        output: &[u8],
+    ) -> Decision {
+        match &prepared.checker {
+            Checker::Default(problem_flags) => {
+                let flags = match &settings.output_validator_flags {
+                    Some(text) => match DefaultFlags::parse(text) {
+                        Ok(flags) => flags,
+                        Err(e) => return system_error(format!("output_validator_flags: {e}")),
+                    },
+                    None => *problem_flags,
+                };
+                let answer = match std::fs::read(&case.answer) {
+                    Ok(answer) => answer,
+                    Err(e) => {
+                        return system_error(format!("cannot read {}: {e}", case.answer.display()))
+                    }
+                };
+                let checked = checker::default::check(output, &answer, &flags);
+                Decision {
+                    verdict: checked.verdict,
+                    message: checked.message,
+                    score: None,
+                }
+            }
+            Checker::Icpc { program, flags } => {
+                let flags = group_flags(settings, flags);
+                self.run_validator(
+                    prepared,
+                    program,
+                    case,
+                    &flags,
+                    |spec| spec.stdin(Stdin::Bytes(output.to_vec())),
+                    None,
+                )
+            }
+            Checker::Testlib(program) => {
+                let feedback = match feedback_dir() {
+                    Ok(dir) => dir,
+                    Err(e) => return system_error(format!("feedback directory: {e}")),
+                };
+                if let Err(e) = std::fs::write(feedback.path().join("output"), output) {
+                    return system_error(format!("write the output for the checker: {e}"));
+                }
+                let args = [
+                    INPUT.to_string(),
+                    format!("{FEEDBACK}/output"),
+                    ANSWER.to_string(),
+                ];
+                let spec = self.validator_spec(prepared, program, case, &args, feedback.path());
+                match self.sandbox.run(&spec) {
+                    Ok(outcome) => checker::testlib_decision(&outcome),
+                    Err(e) => system_error(format!("invalid checker run: {e}")),
+                }
+            }
+        }
+    }
+
+    fn validator_spec(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        program: &Compiled,
+        case: &TestCase,
+        args: &[String],
+        feedback: &Path,
+    ) -> RunSpec {
+        let limits = &prepared.problem.limits;
+        let sandbox_limits = Limits {
+            cpu_time_ms: limits.validation_time_s * 1000,
+            wall_time_ms: limits.validation_time_s * 2000 + limits.time_limit_ms * 3 + 1_000,
+            memory_bytes: (limits.validation_memory_mib
+                + program.language.config.memory_overhead_mib)
+                << 20,
+            output_bytes: limits.validation_output_mib << 20,
+            pids: program.language.config.run_pids,
+            ..Limits::default()
+        };
+        program
+            .spec(limits.validation_memory_mib, args, sandbox_limits)
+            .bind(Bind::read_only(&case.input, INPUT))
+            .bind(Bind::read_only(&case.answer, ANSWER))
+            .bind(Bind {
+                source: feedback.to_path_buf(),
+                target: PathBuf::from(FEEDBACK),
+                writable: true,
+            })
+    }
+
+    /// Runs an ICPC validator (`input answer feedback_dir [flags]`) and reads its feedback.
+    /// `connect` sets its stdin (and stdout, for interactive problems); `fds` are passed along.
+    fn run_validator(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        program: &Compiled,
+        case: &TestCase,
+        flags: &[String],
+        connect: impl FnOnce(RunSpec) -> RunSpec,
+        fds: Option<PassedFds>,
+    ) -> Decision {
+        let feedback = match feedback_dir() {
+            Ok(dir) => dir,
+            Err(e) => return system_error(format!("feedback directory: {e}")),
+        };
+        let mut args = vec![
+            INPUT.to_string(),
+            ANSWER.to_string(),
+            format!("{FEEDBACK}/"),
+        ];
+        args.extend_from_slice(flags);
+        let spec = connect(self.validator_spec(prepared, program, case, &args, feedback.path()));
+        let outcome = match self.sandbox.start(&spec, fds.unwrap_or_default()) {
+            Ok(run) => run.wait(),
+            Err(e) => return system_error(format!("invalid validator run: {e}")),
+        };
+        read_feedback(&outcome, feedback.path())
+    }
+
+    /// An interactive test: the submission and the validator, connected both ways.
+    fn run_interactive(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        spec: RunSpec,
+        case: &TestCase,
+    ) -> (Option<RunOutcome>, Decision) {
+        let Checker::Icpc {
+            program: validator,
+            flags,
+        } = &prepared.checker
+        else {
+            return (
+                None,
+                system_error("interactive problems need an ICPC-style validator".into()),
+            );
+        };
+        let pipes = (|| -> std::io::Result<_> {
+            let (submission_reads, validator_writes) = std::io::pipe()?;
+            let (validator_reads, submission_writes) = std::io::pipe()?;
+            Ok((
+                OwnedFd::from(submission_reads),
+                OwnedFd::from(submission_writes),
+                OwnedFd::from(validator_reads),
+                OwnedFd::from(validator_writes),
+            ))
+        })();
+        let (submission_reads, submission_writes, validator_reads, validator_writes) = match pipes {
+            Ok(pipes) => pipes,
+            Err(e) => return (None, system_error(format!("pipes: {e}"))),
+        };
+        let submission_spec = RunSpec {
+            stdin: Stdin::Passed,
+            stdout: Stdout::Passed,
+            ..spec
+        };
+        let submission = match self.sandbox.start(
+            &submission_spec,
+            PassedFds {
+                stdin: Some(submission_reads),
+                stdout: Some(submission_writes),
+            },
+        ) {
+            Ok(run) => run,
+            Err(e) => return (None, system_error(format!("invalid run: {e}"))),
+        };
+        let cancel = submission.canceller();
+        let decision = self.run_validator(
+            prepared,
+            validator,
+            case,
+            flags,
+            |spec| RunSpec {
+                stdin: Stdin::Passed,
+                stdout: Stdout::Passed,
+                ..spec
+            },
+            Some(PassedFds {
+                stdin: Some(validator_reads),
+                stdout: Some(validator_writes),
+            }),
+        );
+        // Once the validator has decided, the submission has nothing left to say.
+        if decision.verdict != Verdict::AC {
+            cancel.cancel();
+        }
+        let outcome = submission.wait();
+        // Which side ended first decides: a submission that failed on its own (crash, time,
+        // memory) gets its failure; one that was cut off (cancelled, or its pipe closed)
+        // because the validator had already decided gets the validator's verdict.
+        let cut_off = outcome.cancelled || outcome.signal == Some(libc::SIGPIPE);
+        let decision = match (decision.verdict, run_verdict(&outcome)) {
+            // The validator could not judge: not the submission's fault.
+            (Verdict::SE, _) => decision,
+            (_, Some((verdict, message))) if !cut_off => Decision {
+                verdict,
+                message,
+                score: None,
+            },
+            _ => decision,
+        };
+        (Some(outcome), decision)
+    }
+}
+
+fn system_error(message: String) -> Decision {
+    Decision {
+        verdict: Verdict::SE,
+        message,
+        score: None,
+    }
+}
+
+/// A group's `output_validator_flags` replace the problem's `validator_flags`.
+fn group_flags(settings: &GroupSettings, problem_flags: &[String]) -> Vec<String> {
+    match &settings.output_validator_flags {
+        Some(text) => text.split_whitespace().map(str::to_string).collect(),
+        None => problem_flags.to_vec(),
+    }
+}
+
+fn read_feedback(outcome: &RunOutcome, feedback: &Path) -> Decision {
+    let read = |name: &str| std::fs::read_to_string(feedback.join(name)).ok();
+    let message = read("judgemessage.txt").unwrap_or_default();
+    let score = read("score.txt");
+    checker::icpc_decision(outcome, &message, score.as_deref())
+}
+
+/// A feedback directory the validator (as the sandbox user) may write.
+fn feedback_dir() -> std::io::Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix("ulticode-feedback-")
+        .tempdir()?;
+    chown_tree(dir.path(), 1000, 1000)?;
+    Ok(dir)
+}
+
+fn chown_tree(path: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path)? {
+            chown_tree(&entry?.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}
+
+fn compiler_output(outcome: &RunOutcome, cap: usize) -> String {
+    let mut text = String::from_utf8_lossy(&outcome.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&outcome.stderr));
+    if text.len() > cap {
+        let mut end = cap;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("\n[compiler output truncated]");
+    }
+    text
+}
+
+/// The tests in judging order, each with its group's settings and the groups it belongs to.
+struct Plan<'p> {
+    cases: Vec<PlannedCase<'p>>,
+}
+
+struct PlannedCase<'p> {
+    case: &'p TestCase,
+    settings: &'p GroupSettings,
+    /// Ancestor groups (by name) that stop after a rejection.
+    breaking_groups: Vec<&'p str>,
+}
+
+impl<'p> Plan<'p> {
+    fn new(root: &'p TestGroup) -> Self {
+        let mut cases = Vec::new();
+        fn walk<'p>(
+            group: &'p TestGroup,
+            breaking: &mut Vec<&'p str>,
+            out: &mut Vec<PlannedCase<'p>>,
+        ) {
+            let breaks = group.settings.on_reject == OnReject::Break;
+            if breaks {
+                breaking.push(&group.name);
+            }
+            for item in &group.items {
+                match item {
+                    TestItem::Case(case) => out.push(PlannedCase {
+                        case,
+                        settings: &group.settings,
+                        breaking_groups: breaking.clone(),
+                    }),
+                    TestItem::Group(child) => walk(child, breaking, out),
+                }
+            }
+            if breaks {
+                breaking.pop();
+            }
+        }
+        walk(root, &mut Vec::new(), &mut cases);
+        Plan { cases }
+    }
+}
+
+/// Known rejections, by test index.
+#[derive(Default)]
+struct Failures {
+    first: Option<usize>,
+    /// The first rejected index in each breaking group.
+    groups: HashMap<String, usize>,
+}
+
+impl Failures {
+    fn record(&mut self, plan: &Plan<'_>, index: usize) {
+        self.first = Some(self.first.map_or(index, |f| f.min(index)));
+        for group in &plan.cases[index].breaking_groups {
+            let first = self.groups.entry(group.to_string()).or_insert(index);
+            *first = (*first).min(index);
+        }
+    }
+
+    fn skips(&self, plan: &Plan<'_>, index: usize, stop_at_first_failure: bool) -> bool {
+        if stop_at_first_failure && self.first.is_some_and(|f| f < index) {
+            return true;
+        }
+        plan.cases[index]
+            .breaking_groups
+            .iter()
+            .any(|g| self.groups.get(*g).is_some_and(|&f| f < index))
+    }
+}
+
+/// Applies the skipping rules in order (so the result does not depend on which speculative
+/// runs finished first) and computes verdict, score, time and memory.
+fn aggregate(
+    problem: &Problem,
+    plan: &Plan<'_>,
+    results: Vec<Option<TestResult>>,
+    stop_at_first_failure: bool,
+    compile_output: String,
+) -> JudgeReport {
+    let mut failures = Failures::default();
+    let mut counted: HashMap<&str, TestResult> = HashMap::new();
+    let mut tests = Vec::new();
+    for (index, result) in results.into_iter().enumerate() {
+        if failures.skips(plan, index, stop_at_first_failure) {
+            continue;
+        }
+        let planned = &plan.cases[index];
+        let result = result.unwrap_or_else(|| TestResult {
+            name: planned.case.name.clone(),
+            group: String::new(),
+            verdict: Verdict::SE,
+            time_ms: 0,
+            wall_time_ms: 0,
+            memory_kib: 0,
+            message: "the test was not judged".into(),
+            score: None,
+            output: None,
+        });
+        if result.verdict != Verdict::AC {
+            failures.record(plan, index);
+        }
+        counted.insert(planned.case.name.as_str(), result.clone());
+        tests.push(result);
+    }
+    let verdict = tests.iter().fold(Verdict::AC, |v, t| v.worst(t.verdict));
+    let (score, max_score) = match problem.kind {
+        ProblemKind::PassFail => (None, None),
+        ProblemKind::Scoring => (
+            Some(group_score(&problem.data, &|case| {
+                counted
+                    .get(case.name.as_str())
+                    .map(|r| (r.verdict, r.score))
+            })),
+            max_score(problem),
+        ),
+    };
+    JudgeReport {
+        verdict,
+        score,
+        max_score,
+        time_ms: tests.iter().map(|t| t.time_ms).max().unwrap_or(0),
+        memory_kib: tests.iter().map(|t| t.memory_kib).max().unwrap_or(0),
+        compile_output,
+        tests,
+    }
+}
+
+/// The score of a problem whose every test is accepted.
+fn max_score(problem: &Problem) -> Option<f64> {
+    (problem.kind == ProblemKind::Scoring)
+        .then(|| group_score(&problem.data, &|_| Some((Verdict::AC, None))))
+}
+
+/// A counted test's verdict and reported score; `None` for a test that was skipped.
+type CaseOutcome<'a> = &'a dyn Fn(&TestCase) -> Option<(Verdict, Option<f64>)>;
+
+/// A group's score from its tests' verdicts (a skipped test scores as rejected).
+fn group_score(group: &TestGroup, outcome: CaseOutcome<'_>) -> f64 {
+    let settings = &group.settings;
+    let scores: Vec<f64> = group
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            TestItem::Case(case) => Some(match outcome(case) {
+                Some((Verdict::AC, Some(score))) => score,
+                Some((Verdict::AC, None)) => settings.accept_score,
+                _ => settings.reject_score,
+            }),
+            TestItem::Group(child) if settings.ignore_sample && child.is_sample() => None,
+            TestItem::Group(child) => Some(group_score(child, outcome)),
+        })
+        .collect();
+    let score = if scores.is_empty() {
+        0.0
+    } else {
+        match settings.aggregation {
+            Aggregation::Sum => scores.iter().sum(),
+            Aggregation::Avg => scores.iter().sum::<f64>() / scores.len() as f64,
+            Aggregation::Min => scores.iter().cloned().fold(f64::INFINITY, f64::min),
+            Aggregation::Max => scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+        }
+    };
+    match settings.range {
+        Some((low, high)) => score.clamp(low, high),
+        None => score,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::{GroupSettings, ProblemKind};
+
+    fn settings(on_reject: OnReject, aggregation: Aggregation, accept: f64) -> GroupSettings {
+        GroupSettings {
+            on_reject,
+            aggregation,
+            ignore_sample: false,
+            accept_score: accept,
+            reject_score: 0.0,
+            range: None,
+            output_validator_flags: None,
+        }
+    }
+
+    fn case(name: &str) -> TestItem {
+        TestItem::Case(TestCase {
+            name: name.into(),
+            input: PathBuf::new(),
+            answer: PathBuf::new(),
+            sample: name.starts_with("sample/"),
+        })
+    }
+
+    /// data: sample (1 test, ignored), secret: subtask a (min of 30s, break), subtask b (min of 70s, break).
+    fn subtasks() -> TestGroup {
+        let mut root = settings(OnReject::Continue, Aggregation::Sum, 1.0);
+        root.ignore_sample = true;
+        TestGroup {
+            name: String::new(),
+            settings: root,
+            items: vec![
+                TestItem::Group(TestGroup {
+                    name: "sample".into(),
+                    settings: settings(OnReject::Continue, Aggregation::Sum, 1.0),
+                    items: vec![case("sample/1")],
+                }),
+                TestItem::Group(TestGroup {
+                    name: "secret".into(),
+                    settings: settings(OnReject::Continue, Aggregation::Sum, 1.0),
+                    items: vec![
+                        TestItem::Group(TestGroup {
+                            name: "secret/a".into(),
+                            settings: settings(OnReject::Break, Aggregation::Min, 30.0),
+                            items: vec![case("secret/a/1"), case("secret/a/2")],
+                        }),
+                        TestItem::Group(TestGroup {
+                            name: "secret/b".into(),
+                            settings: settings(OnReject::Break, Aggregation::Min, 70.0),
+                            items: vec![case("secret/b/1"), case("secret/b/2"), case("secret/b/3")],
+                        }),
+                    ],
+                }),
+            ],
+        }
+    }
+
+    fn problem(kind: ProblemKind, data: TestGroup) -> Problem {
+        Problem {
+            dir: PathBuf::new(),
+            name: "t".into(),
+            kind,
+            validation: Validation::Default,
+            validator_flags: String::new(),
+            limits: Default::default(),
+            validator: None,
+            data,
+            submissions: Vec::new(),
+        }
+    }
+
+    fn result(name: &str, verdict: Verdict, time_ms: u64) -> Option<TestResult> {
+        Some(TestResult {
+            name: name.into(),
+            group: String::new(),
+            verdict,
+            time_ms,
+            wall_time_ms: time_ms,
+            memory_kib: time_ms * 10,
+            message: String::new(),
+            score: None,
+            output: None,
+        })
+    }
+
+    #[test]
+    fn subtask_scores_and_breaks() {
+        use Verdict::{AC, TLE, WA};
+        let problem = problem(ProblemKind::Scoring, subtasks());
+        let plan = Plan::new(&problem.data);
+        let names: Vec<&str> = plan.cases.iter().map(|c| c.case.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "sample/1",
+                "secret/a/1",
+                "secret/a/2",
+                "secret/b/1",
+                "secret/b/2",
+                "secret/b/3"
+            ]
+        );
+        // Subtask a passes; subtask b fails at its second test, so its third is skipped even
+        // though a speculative run of it exists.
+        let results = vec![
+            result("sample/1", WA, 1),
+            result("secret/a/1", AC, 5),
+            result("secret/a/2", AC, 9),
+            result("secret/b/1", AC, 3),
+            result("secret/b/2", TLE, 1000),
+            result("secret/b/3", AC, 4),
+        ];
+        let report = aggregate(&problem, &plan, results, false, String::new());
+        assert_eq!(report.score, Some(30.0));
+        assert_eq!(report.max_score, Some(100.0));
+        assert_eq!(report.verdict, TLE);
+        let counted: Vec<&str> = report.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            counted,
+            [
+                "sample/1",
+                "secret/a/1",
+                "secret/a/2",
+                "secret/b/1",
+                "secret/b/2"
+            ]
+        );
+        assert_eq!(report.time_ms, 1000);
+        assert_eq!(report.memory_kib, 10_000);
+    }
+
+    #[test]
+    fn pass_fail_stops_at_the_first_failure_whatever_finished_first() {
+        use Verdict::{AC, RE, WA};
+        let root = TestGroup {
+            name: String::new(),
+            settings: settings(OnReject::Break, Aggregation::Sum, 1.0),
+            items: vec![
+                case("secret/1"),
+                case("secret/2"),
+                case("secret/3"),
+                case("secret/4"),
+            ],
+        };
+        let problem = problem(ProblemKind::PassFail, root);
+        let plan = Plan::new(&problem.data);
+        let results = vec![
+            result("secret/1", AC, 1),
+            result("secret/2", WA, 2),
+            result("secret/3", RE, 3),
+            None,
+        ];
+        let report = aggregate(&problem, &plan, results, true, String::new());
+        assert_eq!(
+            report.verdict, WA,
+            "the later, more severe RE is not counted"
+        );
+        assert_eq!(report.tests.len(), 2);
+        assert_eq!(report.score, None);
+    }
+
+    #[test]
+    fn running_all_tests_reports_the_most_severe_verdict() {
+        use Verdict::{AC, RE, WA};
+        let root = TestGroup {
+            name: String::new(),
+            settings: settings(OnReject::Continue, Aggregation::Sum, 1.0),
+            items: vec![case("secret/1"), case("secret/2"), case("secret/3")],
+        };
+        let problem = problem(ProblemKind::PassFail, root);
+        let plan = Plan::new(&problem.data);
+        let results = vec![
+            result("secret/1", WA, 1),
+            result("secret/2", RE, 2),
+            result("secret/3", AC, 3),
+        ];
+        let report = aggregate(&problem, &plan, results, false, String::new());
+        assert_eq!(report.verdict, RE);
+        assert_eq!(report.tests.len(), 3);
+    }
+
+    #[test]
+    fn skipping_during_the_run_follows_the_same_rules() {
+        let problem = problem(ProblemKind::Scoring, subtasks());
+        let plan = Plan::new(&problem.data);
+        let mut failures = Failures::default();
+        failures.record(&plan, 1); // secret/a/1 failed
+        assert!(failures.skips(&plan, 2, false), "the rest of subtask a");
+        assert!(!failures.skips(&plan, 3, false), "subtask b is independent");
+        assert!(
+            failures.skips(&plan, 3, true),
+            "unless stopping at the first failure"
+        );
+        assert!(
+            !failures.skips(&plan, 0, true),
+            "earlier tests are never skipped"
+        );
+    }
+
+    #[test]
+    fn ranges_and_aggregations() {
+        let mut group = TestGroup {
+            name: "secret".into(),
+            settings: settings(OnReject::Continue, Aggregation::Avg, 10.0),
+            items: vec![case("secret/1"), case("secret/2")],
+        };
+        let half = |case: &TestCase| {
+            Some((
+                if case.name.ends_with('1') {
+                    Verdict::AC
+                } else {
+                    Verdict::WA
+                },
+                None,
+            ))
+        };
+        assert_eq!(group_score(&group, &half), 5.0);
+        group.settings.aggregation = Aggregation::Max;
+        assert_eq!(group_score(&group, &half), 10.0);
+        group.settings.range = Some((0.0, 8.0));
+        assert_eq!(group_score(&group, &half), 8.0);
+        let custom = |_: &TestCase| Some((Verdict::AC, Some(2.5)));
+        group.settings.aggregation = Aggregation::Sum;
+        group.settings.range = None;
+        assert_eq!(group_score(&group, &custom), 5.0);
+    }
+}

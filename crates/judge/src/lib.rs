@@ -1,0 +1,20 @@
+//! The judge runtime: takes a problem package and a submission, compiles and runs it in the
+//! sandbox, checks every output and aggregates a verdict. It knows nothing of databases or
+//! queues; the submission pipeline drives it.
+//!
+//! Flow (see `judging`): package → compile → run → check → aggregate.
+
+pub mod checker;
+mod judging;
+pub mod language;
+pub mod package;
+pub mod verdict;
+mod verify;
+
+pub use judging::{
+    Compiled, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem, Progress, TestResult,
+};
+pub use language::{default_languages, Language, LanguageConfig, Languages, Unavailable};
+pub use package::{PackageError, Problem};
+pub use verdict::Verdict;
+pub use verify::{verify, RowOutcome, VerifyReport, VerifyRow};

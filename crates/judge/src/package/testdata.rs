@@ -1,0 +1,451 @@
+//! `data/`: test cases and nested test groups, configured by `testdata.yaml`.
+//!
+//! A `testdata.yaml` applies to its directory and every group below it until overridden.
+//! Within a group, test cases and subgroups are judged in lexicographic order of their names.
+
+use std::path::{Path, PathBuf};
+
+use serde_yaml_ng::Value;
+
+use super::{PackageError, ProblemKind};
+
+/// What a group does after a rejected test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnReject {
+    /// Stop judging the group (its remaining tests are skipped).
+    Break,
+    /// Judge the rest of the group anyway.
+    Continue,
+}
+
+/// How a group turns its children's scores into its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregation {
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// The effective `testdata.yaml` settings of a group.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GroupSettings {
+    pub on_reject: OnReject,
+    pub aggregation: Aggregation,
+    /// The group's own sample results do not count towards its parent (`ignore_sample`).
+    pub ignore_sample: bool,
+    pub accept_score: f64,
+    pub reject_score: f64,
+    pub range: Option<(f64, f64)>,
+    /// `output_validator_flags`: replaces the problem's `validator_flags` for these tests.
+    pub output_validator_flags: Option<String>,
+}
+
+impl GroupSettings {
+    fn root(kind: ProblemKind) -> Self {
+        Self {
+            on_reject: match kind {
+                ProblemKind::PassFail => OnReject::Break,
+                ProblemKind::Scoring => OnReject::Continue,
+            },
+            aggregation: Aggregation::Sum,
+            ignore_sample: matches!(kind, ProblemKind::Scoring),
+            accept_score: 1.0,
+            reject_score: 0.0,
+            range: None,
+            output_validator_flags: None,
+        }
+    }
+}
+
+/// One test: an input and the judge's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestCase {
+    /// Path below `data/` without the extension, e.g. `secret/group1/03`.
+    pub name: String,
+    pub input: PathBuf,
+    pub answer: PathBuf,
+    /// Under `data/sample`: its output may be shown to the user.
+    pub sample: bool,
+}
+
+/// A directory of tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestGroup {
+    /// Path below `data/` (empty for the root).
+    pub name: String,
+    pub settings: GroupSettings,
+    pub items: Vec<TestItem>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TestItem {
+    Case(TestCase),
+    Group(TestGroup),
+}
+
+impl TestGroup {
+    /// Every test case below this group, in judging order.
+    pub fn cases_in_order(&self) -> Vec<&TestCase> {
+        let mut out = Vec::new();
+        for item in &self.items {
+            match item {
+                TestItem::Case(case) => out.push(case),
+                TestItem::Group(group) => out.extend(group.cases_in_order()),
+            }
+        }
+        out
+    }
+
+    /// Whether this is the sample group (or inside it).
+    pub fn is_sample(&self) -> bool {
+        self.name == "sample" || self.name.starts_with("sample/")
+    }
+}
+
+pub(super) fn load(dir: &Path, kind: ProblemKind) -> Result<TestGroup, PackageError> {
+    let data = dir.join("data");
+    if !data.is_dir() {
+        return Err(PackageError::new(
+            "data",
+            "the package has no data/ directory",
+        ));
+    }
+    let root = load_group(dir, &data, String::new(), &GroupSettings::root(kind))?;
+    if root.cases_in_order().is_empty() {
+        return Err(PackageError::new(
+            "data",
+            "no test cases (.in with .ans) under data/",
+        ));
+    }
+    for item in &root.items {
+        if let TestItem::Case(case) = item {
+            return Err(PackageError::new(
+                format!("data/{}.in", case.name),
+                "test cases belong in data/sample or data/secret, not directly in data/",
+            ));
+        }
+    }
+    Ok(root)
+}
+
+fn load_group(
+    package: &Path,
+    dir: &Path,
+    name: String,
+    inherited: &GroupSettings,
+) -> Result<TestGroup, PackageError> {
+    let relative = |p: &Path| p.strip_prefix(package).unwrap_or(p).to_path_buf();
+    let settings = match std::fs::read_to_string(dir.join("testdata.yaml")) {
+        Ok(text) => {
+            parse_testdata_yaml(&text, inherited).map_err(|(key, reason)| PackageError {
+                file: relative(&dir.join("testdata.yaml")),
+                key,
+                reason,
+            })?
+        }
+        Err(_) => inherited.clone(),
+    };
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| PackageError::new(relative(dir), e.to_string()))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    let child_name = |stem: &str| {
+        if name.is_empty() {
+            stem.to_string()
+        } else {
+            format!("{name}/{stem}")
+        }
+    };
+    let mut items = Vec::new();
+    for path in &entries {
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .ok_or_else(|| PackageError::new(relative(path), "file name is not UTF-8"))?;
+        if path.is_dir() {
+            if name.is_empty() && !matches!(stem, "sample" | "secret") {
+                // Other top-level directories (e.g. invalid_inputs) are not judged.
+                continue;
+            }
+            items.push(TestItem::Group(load_group(
+                package,
+                path,
+                child_name(stem),
+                &settings,
+            )?));
+        } else if path.extension().is_some_and(|e| e == "in") {
+            let answer = path.with_extension("ans");
+            if !answer.is_file() {
+                return Err(PackageError::new(
+                    relative(path),
+                    format!("has no answer file {}", relative(&answer).display()),
+                ));
+            }
+            let case_name = child_name(stem);
+            items.push(TestItem::Case(TestCase {
+                sample: case_name.starts_with("sample/"),
+                name: case_name,
+                input: path.clone(),
+                answer,
+            }));
+        } else if path.extension().is_some_and(|e| e == "ans")
+            && !path.with_extension("in").is_file()
+        {
+            return Err(PackageError::new(
+                relative(path),
+                format!(
+                    "has no input file {}",
+                    relative(&path.with_extension("in")).display()
+                ),
+            ));
+        }
+    }
+    Ok(TestGroup {
+        name,
+        settings,
+        items,
+    })
+}
+
+type KeyError = (Option<String>, String);
+
+fn parse_testdata_yaml(text: &str, inherited: &GroupSettings) -> Result<GroupSettings, KeyError> {
+    let value: Value =
+        serde_yaml_ng::from_str(text).map_err(|e| (None, format!("not valid YAML: {e}")))?;
+    let map = match value {
+        Value::Mapping(map) => map,
+        Value::Null => return Ok(inherited.clone()),
+        _ => return Err((None, "must be a mapping of keys".into())),
+    };
+    let mut settings = inherited.clone();
+    let err = |key: &str, reason: String| (Some(key.to_string()), reason);
+    for (key, value) in &map {
+        let key = key
+            .as_str()
+            .ok_or_else(|| (None, "keys must be strings".to_string()))?;
+        let text = || -> Result<String, KeyError> {
+            match value {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                _ => Err(err(key, "must be a string".into())),
+            }
+        };
+        let number = || -> Result<f64, KeyError> {
+            value
+                .as_f64()
+                .filter(|n| n.is_finite())
+                .ok_or_else(|| err(key, "must be a number".into()))
+        };
+        match key {
+            "on_reject" => {
+                settings.on_reject = match text()?.as_str() {
+                    "break" => OnReject::Break,
+                    "continue" => OnReject::Continue,
+                    other => {
+                        return Err(err(
+                            key,
+                            format!("expected break or continue, got {other:?}"),
+                        ))
+                    }
+                }
+            }
+            "grading" => match text()?.as_str() {
+                "default" => {}
+                "custom" => return Err(err(key, "custom graders are not supported".into())),
+                other => return Err(err(key, format!("expected default, got {other:?}"))),
+            },
+            "grader_flags" => {
+                for flag in text()?.split_whitespace() {
+                    match flag {
+                        "sum" => settings.aggregation = Aggregation::Sum,
+                        "avg" => settings.aggregation = Aggregation::Avg,
+                        "min" => settings.aggregation = Aggregation::Min,
+                        "max" => settings.aggregation = Aggregation::Max,
+                        "ignore_sample" => settings.ignore_sample = true,
+                        // The verdict of a group is always its most severe test verdict.
+                        "first_error" | "worst_error" => {}
+                        other => {
+                            return Err(err(
+                                key,
+                                format!("unsupported grader flag {other:?} (supported: sum avg min max ignore_sample first_error worst_error)"),
+                            ))
+                        }
+                    }
+                }
+            }
+            "accept_score" => settings.accept_score = number()?,
+            "reject_score" => settings.reject_score = number()?,
+            "range" => {
+                let text = text()?;
+                let bounds: Vec<f64> = text
+                    .split_whitespace()
+                    .map(|b| match b {
+                        "-inf" => Some(f64::NEG_INFINITY),
+                        "inf" | "+inf" => Some(f64::INFINITY),
+                        other => other.parse().ok(),
+                    })
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| err(key, format!("{text:?} is not two numbers")))?;
+                match bounds.as_slice() {
+                    [low, high] if low <= high => settings.range = Some((*low, *high)),
+                    _ => {
+                        return Err(err(
+                            key,
+                            format!("{text:?} must be \"min max\" with min <= max"),
+                        ))
+                    }
+                }
+            }
+            "output_validator_flags" => settings.output_validator_flags = Some(text()?),
+            "input_validator_flags" => {}
+            other => return Err(err(other, "unknown testdata.yaml key".into())),
+        }
+    }
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn testdata_yaml_overrides_what_it_names_and_inherits_the_rest() {
+        let parent = GroupSettings {
+            output_validator_flags: Some("case_sensitive".into()),
+            ..GroupSettings::root(ProblemKind::Scoring)
+        };
+        let child = parse_testdata_yaml(
+            "on_reject: break\ngrader_flags: min ignore_sample\naccept_score: 30\nrange: 0 30\n",
+            &parent,
+        )
+        .unwrap();
+        assert_eq!(child.on_reject, OnReject::Break);
+        assert_eq!(child.aggregation, Aggregation::Min);
+        assert!(child.ignore_sample);
+        assert_eq!(child.accept_score, 30.0);
+        assert_eq!(child.range, Some((0.0, 30.0)));
+        assert_eq!(
+            child.output_validator_flags.as_deref(),
+            Some("case_sensitive")
+        );
+        assert_eq!(parse_testdata_yaml("", &parent).unwrap(), parent);
+    }
+
+    #[test]
+    fn malformed_testdata_yaml_names_the_key() {
+        let root = GroupSettings::root(ProblemKind::PassFail);
+        let cases = [
+            (
+                "on_reject: sometimes",
+                Some("on_reject"),
+                "expected break or continue",
+            ),
+            (
+                "grading: custom",
+                Some("grading"),
+                "custom graders are not supported",
+            ),
+            (
+                "grader_flags: accept_if_any_accepted",
+                Some("grader_flags"),
+                "unsupported grader flag",
+            ),
+            (
+                "accept_score: lots",
+                Some("accept_score"),
+                "must be a number",
+            ),
+            ("range: 10 0", Some("range"), "min <= max"),
+            ("points: 5", Some("points"), "unknown testdata.yaml key"),
+            ("[", None, "not valid YAML"),
+        ];
+        for (text, key, reason) in cases {
+            let (got_key, got_reason) = parse_testdata_yaml(text, &root).unwrap_err();
+            assert_eq!(got_key.as_deref(), key, "{text}");
+            assert!(got_reason.contains(reason), "{text}: {got_reason}");
+        }
+    }
+
+    fn write(root: &Path, files: &[(&str, &str)]) {
+        for (path, content) in files {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+    }
+
+    #[test]
+    fn groups_and_cases_load_in_lexicographic_order() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                ("data/sample/1.in", "1"),
+                ("data/sample/1.ans", "1"),
+                ("data/secret/b/2.in", ""),
+                ("data/secret/b/2.ans", ""),
+                (
+                    "data/secret/b/testdata.yaml",
+                    "accept_score: 70\ngrader_flags: min\n",
+                ),
+                ("data/secret/a/1.in", ""),
+                ("data/secret/a/1.ans", ""),
+                ("data/secret/0.in", ""),
+                ("data/secret/0.ans", ""),
+                ("data/invalid_inputs/x.in", ""),
+            ],
+        );
+        let root = load(dir.path(), ProblemKind::Scoring).unwrap();
+        let names: Vec<_> = root
+            .cases_in_order()
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        assert_eq!(names, ["sample/1", "secret/0", "secret/a/1", "secret/b/2"]);
+        assert!(root.cases_in_order()[0].sample);
+        assert!(!root.cases_in_order()[1].sample);
+        let TestItem::Group(secret) = &root.items[1] else {
+            panic!()
+        };
+        let TestItem::Group(b) = &secret.items[2] else {
+            panic!()
+        };
+        assert_eq!(b.settings.accept_score, 70.0);
+        assert_eq!(b.settings.aggregation, Aggregation::Min);
+        // Inherited from the root of a scoring problem.
+        assert_eq!(b.settings.on_reject, OnReject::Continue);
+    }
+
+    #[test]
+    fn missing_pairs_and_empty_data_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[("data/secret/1.in", "")]);
+        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "data/secret/1.in: has no answer file data/secret/1.ans"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[("data/secret/1.ans", "")]);
+        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "data/secret/1.ans: has no input file data/secret/1.in"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[("data/secret/readme.txt", "")]);
+        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        assert!(err.to_string().contains("no test cases"), "{err}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        assert_eq!(err.to_string(), "data: the package has no data/ directory");
+    }
+}

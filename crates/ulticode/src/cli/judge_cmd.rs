@@ -1,0 +1,289 @@
+//! `ulticode judge`, `ulticode problem verify` and `ulticode languages`.
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context};
+use clap::{Args, Subcommand};
+use judge::{
+    default_languages, package::language_of, Judge, JudgeOptions, JudgeReport, LanguageConfig,
+    Languages, Problem, Progress, RowOutcome, Verdict,
+};
+use sandbox::Sandbox;
+use serde_json::json;
+
+/// Where language definitions come from.
+#[derive(Debug, Args)]
+pub struct LanguageArgs {
+    /// JSON file of language entries replacing built-ins with the same id or adding new ones.
+    #[arg(long, value_name = "FILE", global = true)]
+    languages_file: Option<PathBuf>,
+}
+
+impl LanguageArgs {
+    fn configs(&self) -> anyhow::Result<Vec<LanguageConfig>> {
+        let defaults = default_languages();
+        match &self.languages_file {
+            Some(path) => judge::language::load_overrides(path, defaults).map_err(|e| anyhow!(e)),
+            None => Ok(defaults),
+        }
+    }
+
+    /// Probes the languages with the given ids (all when `None`).
+    fn detect(
+        &self,
+        sandbox: &dyn Sandbox,
+        wanted: Option<&BTreeSet<String>>,
+    ) -> anyhow::Result<Languages> {
+        let configs = self
+            .configs()?
+            .into_iter()
+            .filter(|c| wanted.is_none_or(|w| w.contains(&c.id)))
+            .collect();
+        Ok(Languages::detect(sandbox, configs))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// The problem package directory.
+    problem: PathBuf,
+    /// The submission's source file.
+    source: PathBuf,
+    /// Language id (see `ulticode languages`) [default: from the file name].
+    #[arg(long, value_name = "ID")]
+    language: Option<String>,
+    /// Judge every test even after a failure (the default for scoring problems).
+    #[arg(long)]
+    all_tests: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    languages: LanguageArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProblemCommand {
+    /// Judge every file under submissions/ and compare with its directory's expected result.
+    Verify {
+        problem: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        languages: LanguageArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct LanguagesArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    languages: LanguageArgs,
+}
+
+fn load(problem: &Path) -> anyhow::Result<Problem> {
+    Problem::load(problem)
+        .map_err(|e| anyhow!("invalid problem package {}: {e}", problem.display()))
+}
+
+pub fn judge(args: JudgeArgs) -> anyhow::Result<ExitCode> {
+    let problem = load(&args.problem)?;
+    let language = match &args.language {
+        Some(id) => id.clone(),
+        None => language_of(&args.source)
+            .ok_or_else(|| {
+                anyhow!(
+                    "cannot tell the language of {}; pass --language",
+                    args.source.display()
+                )
+            })?
+            .to_string(),
+    };
+    let source =
+        std::fs::read(&args.source).with_context(|| format!("read {}", args.source.display()))?;
+    let sandbox = super::native_sandbox()?;
+    let mut wanted = BTreeSet::from([language.clone()]);
+    wanted.extend(problem.validator.iter().map(|v| v.language.clone()));
+    let languages = args.languages.detect(&sandbox, Some(&wanted))?;
+    let judge = Judge::new(&sandbox, &languages);
+    let prepared = judge.prepare(&problem)?;
+    let options = JudgeOptions {
+        stop_at_first_failure: args.all_tests.then_some(false),
+    };
+    let terminal = !args.json && std::io::stderr().is_terminal();
+    let show = |p: Progress<'_>| {
+        if args.json {
+            return;
+        }
+        match p {
+            Progress::Compiling => eprintln!("compiling ({language})…"),
+            Progress::Compiled { ok } => {
+                eprintln!("{}", if ok { "compiled" } else { "compilation failed" })
+            }
+            Progress::Test {
+                index,
+                total,
+                result,
+            } => {
+                let (on, off) = if terminal {
+                    (colour(result.verdict), "\x1b[0m")
+                } else {
+                    ("", "")
+                };
+                eprintln!(
+                    "[{:>3}/{total}] {:<28} {on}{:<3}{off} {:>6} ms {:>8} KiB {}",
+                    index + 1,
+                    result.name,
+                    result.verdict,
+                    result.time_ms,
+                    result.memory_kib,
+                    result.message
+                );
+            }
+        }
+    };
+    let report = judge.judge(&prepared, &language, &source, options, &show)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_summary(&report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn colour(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::AC => "\x1b[32m",
+        Verdict::SE => "\x1b[35m",
+        _ => "\x1b[31m",
+    }
+}
+
+fn print_summary(report: &JudgeReport) {
+    if !report.compile_output.trim().is_empty() {
+        println!("compiler output:\n{}", report.compile_output.trim_end());
+    }
+    let score = match (report.score, report.max_score) {
+        (Some(score), Some(max)) => format!(", score {score} / {max}"),
+        _ => String::new(),
+    };
+    println!(
+        "{} ({}){score}, {} ms, {} KiB, {} tests judged",
+        report.verdict,
+        report.verdict.long_name(),
+        report.time_ms,
+        report.memory_kib,
+        report.tests.len()
+    );
+}
+
+pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
+    let ProblemCommand::Verify {
+        problem,
+        json,
+        languages,
+    } = command;
+    let problem = load(&problem)?;
+    let sandbox = super::native_sandbox()?;
+    let mut wanted: BTreeSet<String> = problem
+        .submissions
+        .iter()
+        .filter_map(|s| language_of(&s.path).map(str::to_string))
+        .collect();
+    wanted.extend(problem.validator.iter().map(|v| v.language.clone()));
+    let languages = languages.detect(&sandbox, Some(&wanted))?;
+    let judge = Judge::new(&sandbox, &languages);
+    let prepared = judge.prepare(&problem)?;
+    if problem.submissions.is_empty() {
+        bail!("{} has no submissions/ to verify", problem.dir.display());
+    }
+    if !json {
+        println!("{}: {}", problem.dir.display(), problem.name);
+        println!(
+            "{:<48} {:<10} {:<14} {:<14} {:>7}  result",
+            "submission", "language", "expected", "got", "time"
+        );
+    }
+    let report = judge::verify(&judge, &prepared, &|row| {
+        if json {
+            return;
+        }
+        let result = match &row.outcome {
+            RowOutcome::Match => "ok".to_string(),
+            RowOutcome::Mismatch(reason) => format!("MISMATCH: {reason}"),
+            RowOutcome::LanguageUnavailable(reason) => format!("not judged: {reason}"),
+        };
+        println!(
+            "{:<48} {:<10} {:<14} {:<14} {:>4} ms  {result}",
+            row.submission, row.language, row.expected, row.got, row.time_ms
+        );
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        let mismatches = report
+            .rows
+            .iter()
+            .filter(|r| matches!(r.outcome, RowOutcome::Mismatch(_)))
+            .count();
+        let unavailable = report
+            .rows
+            .iter()
+            .filter(|r| matches!(r.outcome, RowOutcome::LanguageUnavailable(_)))
+            .count();
+        println!(
+            "{} submissions: {} as expected, {mismatches} mismatched, {unavailable} in unavailable languages",
+            report.rows.len(),
+            report.rows.len() - mismatches - unavailable
+        );
+    }
+    Ok(if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub fn languages(args: LanguagesArgs) -> anyhow::Result<ExitCode> {
+    let sandbox = super::native_sandbox()?;
+    let languages = args.languages.detect(&sandbox, None)?;
+    if args.json {
+        let mut entries: Vec<_> = languages
+            .available
+            .iter()
+            .map(|l| {
+                json!({
+                    "id": l.config.id,
+                    "name": l.config.name,
+                    "available": true,
+                    "version": l.version,
+                    "source_file": l.config.source_file,
+                    "compile": l.config.compile,
+                    "run": l.config.run,
+                    "profile": l.config.profile,
+                    "compile_limits": l.config.compile_limits,
+                })
+            })
+            .collect();
+        entries.extend(
+            languages.unavailable.iter().map(
+                |u| json!({"id": u.id, "name": u.name, "available": false, "reason": u.reason}),
+            ),
+        );
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+    } else {
+        for l in &languages.available {
+            println!("{:<11} {:<22} {}", l.config.id, l.config.name, l.version);
+        }
+        for u in &languages.unavailable {
+            println!("{:<11} {:<22} unavailable: {}", u.id, u.name, u.reason);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,1 @@
+print("guess 500", flush=True)
