@@ -44,8 +44,49 @@ pub enum JudgeError {
 /// Per-judging options.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JudgeOptions {
-    /// Stop at the first failing test. Default: yes for pass-fail problems, no for scoring ones.
-    pub stop_at_first_failure: Option<bool>,
+    pub coverage: Coverage,
+}
+
+/// Which tests are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Coverage {
+    /// The package decides: pass-fail problems stop at the first failure; scoring problems
+    /// judge every group, each stopping early where its `on_reject` says `break`.
+    #[default]
+    Package,
+    /// Stop at the first failing test.
+    FirstFailure,
+    /// Judge every test, whatever fails.
+    All,
+}
+
+impl Coverage {
+    /// The skipping rules for a problem of `kind`.
+    fn rules(self, kind: ProblemKind) -> SkipRules {
+        match (self, kind) {
+            (Coverage::All, _) => SkipRules {
+                first_failure: false,
+                group_breaks: false,
+            },
+            (Coverage::FirstFailure, _) | (Coverage::Package, ProblemKind::PassFail) => SkipRules {
+                first_failure: true,
+                group_breaks: true,
+            },
+            (Coverage::Package, ProblemKind::Scoring) => SkipRules {
+                first_failure: false,
+                group_breaks: true,
+            },
+        }
+    }
+}
+
+/// When a known failure makes later tests pointless.
+#[derive(Debug, Clone, Copy)]
+struct SkipRules {
+    /// Any failure skips every later test.
+    first_failure: bool,
+    /// A failure in a group with `on_reject: break` skips the group's later tests.
+    group_breaks: bool,
 }
 
 /// One test's result.
@@ -366,18 +407,10 @@ impl<'a> Judge<'a> {
             }
         };
         progress(Progress::Compiled { ok: true });
-        let stop_at_first_failure = options
-            .stop_at_first_failure
-            .unwrap_or(problem.kind == ProblemKind::PassFail);
+        let rules = options.coverage.rules(problem.kind);
         let plan = Plan::new(&problem.data);
-        let results = self.run_plan(prepared, &program, &plan, stop_at_first_failure, progress);
-        Ok(aggregate(
-            problem,
-            &plan,
-            results,
-            stop_at_first_failure,
-            compile_output,
-        ))
+        let results = self.run_plan(prepared, &program, &plan, rules, progress);
+        Ok(aggregate(problem, &plan, results, rules, compile_output))
     }
 
     /// Runs the plan's tests on the workers, skipping what a known failure makes pointless.
@@ -386,7 +419,7 @@ impl<'a> Judge<'a> {
         prepared: &PreparedProblem<'_>,
         program: &Compiled,
         plan: &Plan<'_>,
-        stop_at_first_failure: bool,
+        rules: SkipRules,
         progress: &(dyn Fn(Progress<'_>) + Sync),
     ) -> Vec<Option<TestResult>> {
         let total = plan.cases.len();
@@ -401,11 +434,7 @@ impl<'a> Judge<'a> {
                     if index >= total {
                         return;
                     }
-                    if failures
-                        .lock()
-                        .unwrap()
-                        .skips(plan, index, stop_at_first_failure)
-                    {
+                    if failures.lock().unwrap().skips(plan, index, rules) {
                         continue;
                     }
                     let planned = &plan.cases[index];
@@ -821,14 +850,15 @@ impl Failures {
         }
     }
 
-    fn skips(&self, plan: &Plan<'_>, index: usize, stop_at_first_failure: bool) -> bool {
-        if stop_at_first_failure && self.first.is_some_and(|f| f < index) {
+    fn skips(&self, plan: &Plan<'_>, index: usize, rules: SkipRules) -> bool {
+        if rules.first_failure && self.first.is_some_and(|f| f < index) {
             return true;
         }
-        plan.cases[index]
-            .breaking_groups
-            .iter()
-            .any(|g| self.groups.get(*g).is_some_and(|&f| f < index))
+        rules.group_breaks
+            && plan.cases[index]
+                .breaking_groups
+                .iter()
+                .any(|g| self.groups.get(*g).is_some_and(|&f| f < index))
     }
 }
 
@@ -838,14 +868,14 @@ fn aggregate(
     problem: &Problem,
     plan: &Plan<'_>,
     results: Vec<Option<TestResult>>,
-    stop_at_first_failure: bool,
+    rules: SkipRules,
     compile_output: String,
 ) -> JudgeReport {
     let mut failures = Failures::default();
     let mut counted: HashMap<&str, TestResult> = HashMap::new();
     let mut tests = Vec::new();
     for (index, result) in results.into_iter().enumerate() {
-        if failures.skips(plan, index, stop_at_first_failure) {
+        if failures.skips(plan, index, rules) {
             continue;
         }
         let planned = &plan.cases[index];
@@ -1044,7 +1074,13 @@ mod tests {
             result("secret/b/2", TLE, 1000),
             result("secret/b/3", AC, 4),
         ];
-        let report = aggregate(&problem, &plan, results, false, String::new());
+        let report = aggregate(
+            &problem,
+            &plan,
+            results,
+            Coverage::Package.rules(problem.kind),
+            String::new(),
+        );
         assert_eq!(report.score, Some(30.0));
         assert_eq!(report.max_score, Some(100.0));
         assert_eq!(report.verdict, TLE);
@@ -1084,7 +1120,13 @@ mod tests {
             result("secret/3", RE, 3),
             None,
         ];
-        let report = aggregate(&problem, &plan, results, true, String::new());
+        let report = aggregate(
+            &problem,
+            &plan,
+            results,
+            Coverage::Package.rules(problem.kind),
+            String::new(),
+        );
         assert_eq!(
             report.verdict, WA,
             "the later, more severe RE is not counted"
@@ -1108,7 +1150,13 @@ mod tests {
             result("secret/2", RE, 2),
             result("secret/3", AC, 3),
         ];
-        let report = aggregate(&problem, &plan, results, false, String::new());
+        let report = aggregate(
+            &problem,
+            &plan,
+            results,
+            Coverage::All.rules(problem.kind),
+            String::new(),
+        );
         assert_eq!(report.verdict, RE);
         assert_eq!(report.tests.len(), 3);
     }
@@ -1119,14 +1167,24 @@ mod tests {
         let plan = Plan::new(&problem.data);
         let mut failures = Failures::default();
         failures.record(&plan, 1); // secret/a/1 failed
-        assert!(failures.skips(&plan, 2, false), "the rest of subtask a");
-        assert!(!failures.skips(&plan, 3, false), "subtask b is independent");
+        let scoring = Coverage::Package.rules(ProblemKind::Scoring);
+        let first = Coverage::FirstFailure.rules(ProblemKind::Scoring);
+        let all = Coverage::All.rules(ProblemKind::Scoring);
+        assert!(failures.skips(&plan, 2, scoring), "the rest of subtask a");
         assert!(
-            failures.skips(&plan, 3, true),
+            !failures.skips(&plan, 3, scoring),
+            "subtask b is independent"
+        );
+        assert!(
+            !failures.skips(&plan, 2, all),
+            "unless every test is wanted"
+        );
+        assert!(
+            failures.skips(&plan, 3, first),
             "unless stopping at the first failure"
         );
         assert!(
-            !failures.skips(&plan, 0, true),
+            !failures.skips(&plan, 0, first),
             "earlier tests are never skipped"
         );
     }

@@ -12,7 +12,8 @@ pub mod verdict;
 mod verify;
 
 pub use judging::{
-    Compiled, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem, Progress, TestResult,
+    Compilation, Compiled, Coverage, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem,
+    Progress, TestResult,
 };
 pub use language::{default_languages, Language, LanguageConfig, Languages, Unavailable};
 pub use package::{PackageError, Problem};

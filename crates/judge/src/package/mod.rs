@@ -115,7 +115,7 @@ pub struct ValidatorSource {
     pub language: String,
     /// testlib convention (`checker input output answer`, exit 0/1/2/3/7) instead of the ICPC
     /// one (`validator input answer feedback_dir < output`, exit 42/43); chosen when the
-    /// source includes `testlib.h`.
+    /// source includes `testlib.h` or is named `check.*` / `checker.*` (Polygon's names).
     pub testlib: bool,
 }
 

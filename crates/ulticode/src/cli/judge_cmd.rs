@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Context};
 use clap::{Args, Subcommand};
 use judge::{
-    default_languages, package::language_of, Judge, JudgeOptions, JudgeReport, LanguageConfig,
-    Languages, Problem, Progress, RowOutcome, Verdict,
+    default_languages, package::language_of, Coverage, Judge, JudgeOptions, JudgeReport,
+    LanguageConfig, Languages, Problem, Progress, RowOutcome, Verdict,
 };
 use sandbox::Sandbox;
 use serde_json::json;
@@ -55,7 +55,8 @@ pub struct JudgeArgs {
     /// Language id (see `ulticode languages`) [default: from the file name].
     #[arg(long, value_name = "ID")]
     language: Option<String>,
-    /// Judge every test even after a failure (the default for scoring problems).
+    /// Judge every test, even after failures [default: pass-fail problems stop at the first
+    /// failure; scoring problems follow each group's on_reject].
     #[arg(long)]
     all_tests: bool,
     /// Print the report as JSON.
@@ -114,7 +115,11 @@ pub fn judge(args: JudgeArgs) -> anyhow::Result<ExitCode> {
     let judge = Judge::new(&sandbox, &languages);
     let prepared = judge.prepare(&problem)?;
     let options = JudgeOptions {
-        stop_at_first_failure: args.all_tests.then_some(false),
+        coverage: if args.all_tests {
+            Coverage::All
+        } else {
+            Coverage::Package
+        },
     };
     let terminal = !args.json && std::io::stderr().is_terminal();
     let show = |p: Progress<'_>| {
