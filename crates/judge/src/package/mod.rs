@@ -559,9 +559,13 @@ fn find_validator(dir: &Path) -> Result<Option<ValidatorSource>, PackageError> {
             ))
         }
     };
-    let testlib = sources
-        .iter()
-        .any(|s| std::fs::read_to_string(s).is_ok_and(|text| text.contains("testlib.h")));
+    let testlib = sources.iter().any(|s| {
+        let named = matches!(
+            s.file_stem().and_then(|n| n.to_str()),
+            Some("check" | "checker")
+        );
+        named || std::fs::read_to_string(s).is_ok_and(|text| text.contains("testlib.h"))
+    });
     Ok(Some(ValidatorSource {
         dir: validator_dir,
         sources,

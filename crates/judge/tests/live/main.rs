@@ -1,0 +1,306 @@
+//! The judge against the real sandbox, on small packages written by each test: checker
+//! conventions, validator failures that must never be blamed on the user, interactive edge
+//! cases. (The example problems are verified through the CLI in the `ulticode` crate.)
+//!
+//! The test binary is its own sandbox supervisor.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use judge::{
+    default_languages, Coverage, Judge, JudgeError, JudgeOptions, JudgeReport, Languages, Problem,
+    Verdict,
+};
+use libtest_mimic::{Arguments, Failed, Trial};
+use sandbox::{NativeSandbox, SupervisorCommand};
+
+fn main() {
+    if std::env::args_os().nth(1).as_deref() == Some(sandbox::SUPERVISOR_ARG.as_ref()) {
+        sandbox::supervisor_main();
+    }
+    let args = Arguments::from_args();
+    let trials = vec![
+        Trial::test("testlib_checker_exit_codes", testlib_checker_exit_codes),
+        Trial::test(
+            "icpc_validator_feedback_and_scores",
+            icpc_validator_feedback_and_scores,
+        ),
+        Trial::test(
+            "a_crashing_validator_is_a_system_error",
+            crashing_validator_is_system_error,
+        ),
+        Trial::test(
+            "a_validator_that_does_not_compile_stops_judging",
+            validator_compile_failure,
+        ),
+        Trial::test(
+            "interactive_submission_that_stalls_is_tle",
+            interactive_stall_is_tle,
+        ),
+        Trial::test(
+            "group_validator_flags_apply_to_their_group",
+            group_validator_flags,
+        ),
+        Trial::test("coverage_options_select_tests", coverage_options),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+struct Env {
+    sandbox: NativeSandbox,
+    languages: Languages,
+}
+
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let sandbox = NativeSandbox::new(SupervisorCommand::current_exe().unwrap());
+        let wanted = ["c", "cpp17", "python3"];
+        let configs = default_languages()
+            .into_iter()
+            .filter(|c| wanted.contains(&c.id.as_str()))
+            .collect();
+        let languages = Languages::detect(&sandbox, configs);
+        assert!(
+            languages.unavailable.is_empty(),
+            "{:?}",
+            languages.unavailable
+        );
+        Env { sandbox, languages }
+    })
+}
+
+/// Writes a package from (path, content) pairs.
+fn package(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, content) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    dir
+}
+
+fn judge(
+    dir: &Path,
+    language: &str,
+    source: &str,
+    coverage: Coverage,
+) -> Result<JudgeReport, JudgeError> {
+    let problem = Problem::load(dir).map_err(|e| JudgeError::Language(e.to_string()))?;
+    let env = env();
+    let judge = Judge::new(&env.sandbox, &env.languages);
+    let prepared = judge.prepare(&problem)?;
+    judge.judge(
+        &prepared,
+        language,
+        source.as_bytes(),
+        JudgeOptions { coverage },
+        &|_| {},
+    )
+}
+
+fn expect(report: &JudgeReport, verdicts: &[Verdict]) -> Result<(), Failed> {
+    let got: Vec<Verdict> = report.tests.iter().map(|t| t.verdict).collect();
+    if got == verdicts {
+        Ok(())
+    } else {
+        Err(format!("verdicts {got:?}, expected {verdicts:?}: {report:#?}").into())
+    }
+}
+
+/// A testlib-style checker (`checker input output answer`): the submission prints the code
+/// the checker should answer with.
+const TESTLIB_CHECKER: &str = r#"
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    if (argc != 4) return 3;
+    FILE *out = fopen(argv[2], "r");
+    char word[64] = "";
+    if (!out || fscanf(out, "%63s", word) != 1) { fputs("wrong answer no output", stderr); return 1; }
+    if (!strcmp(word, "ok")) { fputs("ok fine", stderr); return 0; }
+    if (!strcmp(word, "pe")) { fputs("wrong output format", stderr); return 2; }
+    if (!strcmp(word, "points")) { fputs("points 7.5 partial", stderr); return 7; }
+    if (!strcmp(word, "fail")) { fputs("FAIL checker gave up", stderr); return 3; }
+    fputs("wrong answer expected ok", stderr);
+    return 1;
+}
+"#;
+
+fn testlib_checker_exit_codes() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "validation: custom\n"),
+        ("output_validators/check/checker.c", TESTLIB_CHECKER),
+        ("data/secret/1.in", "x\n"),
+        ("data/secret/1.ans", "x\n"),
+    ]);
+    let cases = [
+        ("ok", Verdict::AC, "ok fine"),
+        ("pe", Verdict::PE, "wrong output format"),
+        ("nope", Verdict::WA, "wrong answer expected ok"),
+        ("points", Verdict::AC, "points 7.5 partial"),
+        ("fail", Verdict::SE, "checker failed: FAIL checker gave up"),
+    ];
+    for (word, verdict, message) in cases {
+        let report = judge(
+            dir.path(),
+            "python3",
+            &format!("print('{word}')"),
+            Coverage::Package,
+        )?;
+        expect(&report, &[verdict])?;
+        if report.tests[0].message != message {
+            return Err(format!("{word}: message {:?}", report.tests[0].message).into());
+        }
+    }
+    let report = judge(dir.path(), "python3", "print('points')", Coverage::Package)?;
+    assert_eq!(report.tests[0].score, Some(7.5));
+    Ok(())
+}
+
+/// An ICPC validator that accepts when the output equals the input, reports a score of the
+/// output's length on `custom score` problems, and writes why it rejects.
+const ECHO_VALIDATOR: &str = r#"
+import sys
+feedback = sys.argv[3]
+expected = open(sys.argv[1]).read().strip()
+got = sys.stdin.read().strip()
+if got == expected:
+    open(feedback + '/score.txt', 'w').write(str(len(got)))
+    sys.exit(42)
+open(feedback + '/judgemessage.txt', 'w').write('expected the input echoed back')
+sys.exit(43)
+"#;
+
+fn icpc_validator_feedback_and_scores() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "type: scoring\nvalidation: custom score\n"),
+        ("output_validators/echo/validate.py", ECHO_VALIDATOR),
+        ("data/secret/1.in", "abc\n"),
+        ("data/secret/1.ans", "\n"),
+        ("data/secret/2.in", "hello\n"),
+        ("data/secret/2.ans", "\n"),
+    ]);
+    let echo = "import sys\nsys.stdout.write(sys.stdin.read())\n";
+    let report = judge(dir.path(), "python3", echo, Coverage::Package)?;
+    expect(&report, &[Verdict::AC, Verdict::AC])?;
+    assert_eq!(report.score, Some(8.0), "custom scores are summed: 3 + 5");
+    let report = judge(dir.path(), "python3", "print('nope')", Coverage::Package)?;
+    expect(&report, &[Verdict::WA, Verdict::WA])?;
+    assert_eq!(report.tests[0].message, "expected the input echoed back");
+    assert_eq!(report.score, Some(0.0));
+    Ok(())
+}
+
+fn crashing_validator_is_system_error() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "validation: custom\n"),
+        (
+            "output_validators/bad/validate.c",
+            "int main(void) { int *p = 0; return *p; }\n",
+        ),
+        ("data/secret/1.in", "1\n"),
+        ("data/secret/1.ans", "1\n"),
+    ]);
+    let report = judge(dir.path(), "python3", "print(1)", Coverage::Package)?;
+    expect(&report, &[Verdict::SE])?;
+    assert_eq!(report.verdict, Verdict::SE);
+    assert!(
+        report.tests[0]
+            .message
+            .contains("validator ended as signaled"),
+        "{report:#?}"
+    );
+    Ok(())
+}
+
+fn validator_compile_failure() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "validation: custom\n"),
+        (
+            "output_validators/bad/validate.c",
+            "int main(void) { return }\n",
+        ),
+        ("data/secret/1.in", "1\n"),
+        ("data/secret/1.ans", "1\n"),
+    ]);
+    match judge(dir.path(), "python3", "print(1)", Coverage::Package) {
+        Err(JudgeError::Validator(output)) if output.contains("error") => Ok(()),
+        other => Err(format!("expected a validator error, got {other:?}").into()),
+    }
+}
+
+const PATIENT_INTERACTOR: &str = r#"
+import sys
+line = sys.stdin.readline()
+sys.exit(42 if line.strip() == 'hello' else 43)
+"#;
+
+fn interactive_stall_is_tle() -> Result<(), Failed> {
+    let dir = package(&[
+        (
+            "problem.yaml",
+            "validation: custom interactive\nlimits:\n  time_limit: 0.5\n",
+        ),
+        ("output_validators/patient/interact.py", PATIENT_INTERACTOR),
+        ("data/secret/1.in", "\n"),
+        ("data/secret/1.ans", "\n"),
+    ]);
+    let report = judge(dir.path(), "python3", "print('hello')", Coverage::Package)?;
+    expect(&report, &[Verdict::AC])?;
+    // Never answers: the validator waits, the submission burns its CPU time.
+    let report = judge(
+        dir.path(),
+        "python3",
+        "while True:\n    pass\n",
+        Coverage::Package,
+    )?;
+    expect(&report, &[Verdict::TLE])?;
+    // Sleeps without printing: idle until the wall-clock limit.
+    let report = judge(
+        dir.path(),
+        "python3",
+        "import time\ntime.sleep(60)\n",
+        Coverage::Package,
+    )?;
+    expect(&report, &[Verdict::TLE])?;
+    Ok(())
+}
+
+fn group_validator_flags() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "name: flags\n"),
+        ("data/secret/exact/1.in", "\n"),
+        ("data/secret/exact/1.ans", "1.0\n"),
+        (
+            "data/secret/loose/testdata.yaml",
+            "output_validator_flags: float_tolerance 0.1\n",
+        ),
+        ("data/secret/loose/1.in", "\n"),
+        ("data/secret/loose/1.ans", "1.0\n"),
+    ]);
+    let report = judge(dir.path(), "python3", "print(1.05)", Coverage::All)?;
+    expect(&report, &[Verdict::WA, Verdict::AC])?;
+    Ok(())
+}
+
+fn coverage_options() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "name: coverage\n"),
+        ("data/secret/1.in", "1\n"),
+        ("data/secret/1.ans", "1\n"),
+        ("data/secret/2.in", "2\n"),
+        ("data/secret/2.ans", "2\n"),
+        ("data/secret/3.in", "3\n"),
+        ("data/secret/3.ans", "3\n"),
+    ]);
+    // Echoes, except that 2 crashes: the run stops there, unless every test is wanted.
+    let source = "n = int(input())\nassert n != 2\nprint(n)\n";
+    let report = judge(dir.path(), "python3", source, Coverage::Package)?;
+    expect(&report, &[Verdict::AC, Verdict::RE])?;
+    let report = judge(dir.path(), "python3", source, Coverage::All)?;
+    expect(&report, &[Verdict::AC, Verdict::RE, Verdict::AC])?;
+    assert_eq!(report.verdict, Verdict::RE);
+    Ok(())
+}
