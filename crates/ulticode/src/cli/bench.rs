@@ -5,13 +5,29 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
-use sandbox::{RunSpec, Sandbox, Status};
+use sandbox::{Profile, RunSpec, Sandbox, Status};
 use serde::Serialize;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// Judging speed: a C and a Python solution on a generated problem with many small tests,
+    /// against bare runs of the same program on the same inputs.
+    Judge {
+        /// Number of generated tests.
+        #[arg(long, default_value_t = 200)]
+        tests: usize,
+        /// Integers per test input.
+        #[arg(long, default_value_t = 100_000)]
+        numbers: usize,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time.
     Sandbox {
+        /// The program to run, with its arguments [default: /bin/true].
+        #[arg(last = true, value_name = "PROGRAM [ARGS]...")]
+        program: Vec<String>,
         /// Runs per series.
         #[arg(long, default_value_t = 500)]
         runs: usize,
@@ -24,7 +40,23 @@ pub enum BenchCommand {
 impl BenchCommand {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
-            BenchCommand::Sandbox { runs, json } => bench_sandbox(runs, json),
+            BenchCommand::Sandbox {
+                program,
+                runs,
+                json,
+            } => {
+                let program = if program.is_empty() {
+                    vec!["/bin/true".to_string()]
+                } else {
+                    program
+                };
+                bench_sandbox(&program, runs, json)
+            }
+            BenchCommand::Judge {
+                tests,
+                numbers,
+                json,
+            } => super::bench_judge::run(tests, numbers, json),
         }
     }
 }
@@ -53,7 +85,7 @@ impl Series {
 
 #[derive(Debug, Serialize)]
 struct SandboxBench {
-    program: &'static str,
+    program: String,
     bare_sequential: Series,
     sandbox_sequential: Series,
     bare_parallel_2: Series,
@@ -64,29 +96,37 @@ struct SandboxBench {
     overhead_ms_median_parallel_2: f64,
 }
 
-const PROGRAM: &str = "/bin/true";
-
-fn bare_spawn() -> anyhow::Result<Duration> {
+fn bare_spawn(program: &[String]) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let status = Command::new(PROGRAM)
+    let status = Command::new(&program[0])
+        .args(&program[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()?;
     let elapsed = started.elapsed();
     if !status.success() {
-        bail!("{PROGRAM} failed: {status}");
+        bail!("{} failed: {status}", program.join(" "));
     }
     Ok(elapsed)
 }
 
-fn sandboxed(sandbox: &dyn Sandbox) -> anyhow::Result<Duration> {
+fn sandboxed(sandbox: &dyn Sandbox, program: &[String]) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let outcome = sandbox.run(&RunSpec::new(PROGRAM))?;
+    let profile = if program[0].contains("python") {
+        Profile::Python
+    } else {
+        Profile::Native
+    };
+    let spec = RunSpec::new(program[0].clone())
+        .args(program[1..].iter().cloned())
+        .profile(profile);
+    let outcome = sandbox.run(&spec)?;
     let elapsed = started.elapsed();
     if outcome.status != Status::Ok {
         bail!(
-            "sandboxed {PROGRAM} ended as {}: {}",
+            "sandboxed {} ended as {}: {}",
+            program.join(" "),
             outcome.status,
             outcome.message.unwrap_or_default()
         );
@@ -120,21 +160,23 @@ where
     ))
 }
 
-fn bench_sandbox(runs: usize, json: bool) -> anyhow::Result<ExitCode> {
+fn bench_sandbox(program: &[String], runs: usize, json: bool) -> anyhow::Result<ExitCode> {
     if runs == 0 {
         bail!("--runs must be at least 1");
     }
     let sandbox = super::native_sandbox()?;
     // Warm up: start both supervisors and fault in the binaries.
-    sample(20, 2, || sandboxed(&sandbox)).context("sandbox warm-up")?;
-    sample(20, 2, bare_spawn).context("bare warm-up")?;
+    let bare = || bare_spawn(program);
+    let sandboxed = || sandboxed(&sandbox, program);
+    sample(20, 2, sandboxed).context("sandbox warm-up")?;
+    sample(20, 2, bare).context("bare warm-up")?;
 
-    let bare_sequential = sample(runs, 1, bare_spawn)?;
-    let sandbox_sequential = sample(runs, 1, || sandboxed(&sandbox))?;
-    let bare_parallel_2 = sample(runs, 2, bare_spawn)?;
-    let sandbox_parallel_2 = sample(runs, 2, || sandboxed(&sandbox))?;
+    let bare_sequential = sample(runs, 1, bare)?;
+    let sandbox_sequential = sample(runs, 1, sandboxed)?;
+    let bare_parallel_2 = sample(runs, 2, bare)?;
+    let sandbox_parallel_2 = sample(runs, 2, sandboxed)?;
     let report = SandboxBench {
-        program: PROGRAM,
+        program: program.join(" "),
         overhead_ms_median: sandbox_sequential.median_ms - bare_sequential.median_ms,
         overhead_ms_median_parallel_2: sandbox_parallel_2.median_ms - bare_parallel_2.median_ms,
         bare_sequential,
@@ -145,7 +187,7 @@ fn bench_sandbox(runs: usize, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("{PROGRAM}, {runs} runs per series (ms)");
+        println!("{}, {runs} runs per series (ms)", report.program);
         println!("{:<22}{:>10}{:>10}", "series", "median", "p99");
         for (name, series) in [
             ("bare, sequential", &report.bare_sequential),

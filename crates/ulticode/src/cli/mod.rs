@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing and the wiring behind each subcommand.
 
 mod bench;
+mod bench_judge;
 mod judge_cmd;
 mod sandbox_cmd;
 
