@@ -172,7 +172,7 @@ fn generate(dir: &Path, tests: usize, numbers: usize) -> anyhow::Result<()> {
     for test in 0..tests {
         let mut input =
             std::io::BufWriter::new(std::fs::File::create(secret.join(format!("{test:04}.in")))?);
-        write!(input, "{numbers}\n")?;
+        writeln!(input, "{numbers}")?;
         let mut sum: i64 = 0;
         for i in 0..numbers {
             // xorshift: deterministic, no dependency.
