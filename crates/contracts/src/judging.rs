@@ -1,0 +1,143 @@
+//! The judging contract: what travels on the judge queue, and the port through which a judge
+//! worker (holding no database credentials) acquires, renews and completes a submission.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::facts::SubmissionFactsSnapshot;
+use crate::ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
+use crate::verdict::Verdict;
+
+/// The queue payload: one judging intent for one generation of a submission.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeMessage {
+    pub submission_id: SubmissionId,
+    pub generation: Generation,
+    pub user_id: UserId,
+    pub problem_id: ProblemId,
+    pub language: String,
+    pub source: String,
+    pub package_hash: String,
+}
+
+impl JudgeMessage {
+    /// What a well-formed intent must carry; a message missing any of it is dead on arrival.
+    pub fn missing_fields(&self) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        if self.problem_id.0 <= 0 {
+            missing.push("problem");
+        }
+        if self.user_id.0 <= 0 {
+            missing.push("user");
+        }
+        if self.language.trim().is_empty() {
+            missing.push("language");
+        }
+        if self.source.is_empty() {
+            missing.push("code");
+        }
+        if self.package_hash.is_empty() {
+            missing.push("package");
+        }
+        missing
+    }
+}
+
+/// What a worker gets once it holds the lease.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeJob {
+    pub submission_id: SubmissionId,
+    pub generation: Generation,
+    pub attempt_id: AttemptId,
+    pub language: String,
+    pub source: String,
+    pub facts: SubmissionFactsSnapshot,
+    /// Database time the lease runs until, in epoch milliseconds.
+    pub lease_expires_at_ms: i64,
+}
+
+/// Why an acquire found nothing to do: the message is stale and may be acknowledged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StaleReason {
+    UnknownSubmission,
+    /// The submission moved to a newer generation (rejudge or recovery).
+    GenerationMoved,
+    /// Another attempt holds the lease, or the submission is already judged.
+    NotPending,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Acquired {
+    Job(Box<JudgeJob>),
+    Stale { reason: StaleReason },
+}
+
+/// One test's result as stored with the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestOutcome {
+    pub name: String,
+    pub group: String,
+    pub verdict: Verdict,
+    pub time_ms: u64,
+    pub wall_time_ms: u64,
+    pub memory_kib: u64,
+    pub message: String,
+    #[serde(default)]
+    pub score: Option<f64>,
+    /// Sample tests only.
+    #[serde(default)]
+    pub output: Option<String>,
+}
+
+/// The result of judging one generation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeResult {
+    pub verdict: Verdict,
+    pub score: Option<f64>,
+    pub max_score: Option<f64>,
+    pub time_ms: u64,
+    pub memory_kib: u64,
+    pub compile_output: String,
+    pub tests: Vec<TestOutcome>,
+}
+
+/// A port call that did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PortError {
+    /// The owner could not be reached or failed; the call may be retried.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// The owner refused the call (authentication, malformed request); retrying will not help.
+    #[error("rejected: {0}")]
+    Rejected(String),
+}
+
+/// Submission's judging port. Every call is one conditional update in the owner's database,
+/// timed by the database clock; `false` / `Stale` means the caller lost its claim and must stop.
+#[async_trait]
+pub trait JudgingPort: Send + Sync {
+    /// `id + status = Pending + generation = g → Judging, attempt = a, lease = now + ttl`.
+    async fn acquire(&self, id: SubmissionId, generation: Generation, attempt: &AttemptId) -> Result<Acquired, PortError>;
+
+    /// `id + current_attempt_id = a → lease = now + ttl`.
+    async fn renew(&self, id: SubmissionId, attempt: &AttemptId) -> Result<bool, PortError>;
+
+    /// `id + generation = g + current_attempt_id = a → terminal result`, with the per-test
+    /// results and the `SubmissionJudged` event in the same transaction.
+    async fn complete(&self, id: SubmissionId, generation: Generation, attempt: &AttemptId, result: &JudgeResult) -> Result<bool, PortError>;
+
+    /// The judging infrastructure failed (not the program): give the submission a new
+    /// generation to be retried, or a System Error once its recovery budget is spent.
+    async fn infrastructure_failure(&self, id: SubmissionId, generation: Generation, attempt: &AttemptId, reason: &str) -> Result<bool, PortError>;
+}
+
+/// App's problem-package port: test data by content hash.
+#[async_trait]
+pub trait ProblemPackagePort: Send + Sync {
+    /// A local directory holding the unpacked package with this hash.
+    async fn package(&self, hash: &str) -> Result<PathBuf, PortError>;
+}

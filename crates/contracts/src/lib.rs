@@ -1,0 +1,16 @@
+//! Contracts between owners and workers. Plain data and port traits only: no I/O, no
+//! storage, no runtime. An owner implements a port; another owner or a worker calls it through
+//! an in-process or a remote adapter, and neither sees the other's entities.
+
+mod facts;
+mod ids;
+mod judging;
+mod verdict;
+
+pub use facts::{FactsRejection, SubmissionFactsSnapshot, FACTS_SCHEMA_VERSION};
+pub use ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
+pub use judging::{
+    Acquired, JudgeJob, JudgeMessage, JudgeResult, JudgingPort, PortError, ProblemPackagePort, StaleReason,
+    TestOutcome,
+};
+pub use verdict::Verdict;

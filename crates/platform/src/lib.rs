@@ -1,0 +1,14 @@
+//! The small shared layer every owner and worker builds on. It holds mechanisms, never domain
+//! rules: a database handle that speaks PostgreSQL or SQLite, per-owner migrations, singleton
+//! leases with fence tokens, shutdown coordination and Prometheus metrics.
+
+pub mod db;
+pub mod leases;
+pub mod lifecycle;
+pub mod metrics;
+pub mod testing;
+
+pub use db::{Backend, Db, DbError, Migration};
+pub use leases::{Lease, Leases};
+pub use lifecycle::Shutdown;
+pub use metrics::Metrics;
