@@ -38,7 +38,10 @@ pub enum FactsRejection {
     #[error("facts are about user {facts}, the submission is by user {requested}")]
     UserMismatch { facts: UserId, requested: UserId },
     #[error("facts are about problem {facts}, the submission is for problem {requested}")]
-    ProblemMismatch { facts: ProblemId, requested: ProblemId },
+    ProblemMismatch {
+        facts: ProblemId,
+        requested: ProblemId,
+    },
     #[error("the problem has no test data")]
     NoPackage,
 }
@@ -100,15 +103,27 @@ mod tests {
         assert_eq!(facts().admits(UserId(7), ProblemId(3)), Ok(()));
         let cases = [
             (
-                SubmissionFactsSnapshot { schema_version: 0, ..facts() },
-                FactsRejection::SchemaVersion { found: 0, expected: 1 },
+                SubmissionFactsSnapshot {
+                    schema_version: 0,
+                    ..facts()
+                },
+                FactsRejection::SchemaVersion {
+                    found: 0,
+                    expected: 1,
+                },
             ),
             (
-                SubmissionFactsSnapshot { user_exists: false, ..facts() },
+                SubmissionFactsSnapshot {
+                    user_exists: false,
+                    ..facts()
+                },
                 FactsRejection::UnknownUser(UserId(7)),
             ),
             (
-                SubmissionFactsSnapshot { package_hash: String::new(), ..facts() },
+                SubmissionFactsSnapshot {
+                    package_hash: String::new(),
+                    ..facts()
+                },
                 FactsRejection::NoPackage,
             ),
         ];
@@ -117,11 +132,17 @@ mod tests {
         }
         assert_eq!(
             facts().admits(UserId(8), ProblemId(3)),
-            Err(FactsRejection::UserMismatch { facts: UserId(7), requested: UserId(8) })
+            Err(FactsRejection::UserMismatch {
+                facts: UserId(7),
+                requested: UserId(8)
+            })
         );
         assert_eq!(
             facts().admits(UserId(7), ProblemId(4)),
-            Err(FactsRejection::ProblemMismatch { facts: ProblemId(3), requested: ProblemId(4) })
+            Err(FactsRejection::ProblemMismatch {
+                facts: ProblemId(3),
+                requested: ProblemId(4)
+            })
         );
     }
 }

@@ -121,18 +121,35 @@ pub enum PortError {
 #[async_trait]
 pub trait JudgingPort: Send + Sync {
     /// `id + status = Pending + generation = g → Judging, attempt = a, lease = now + ttl`.
-    async fn acquire(&self, id: SubmissionId, generation: Generation, attempt: &AttemptId) -> Result<Acquired, PortError>;
+    async fn acquire(
+        &self,
+        id: SubmissionId,
+        generation: Generation,
+        attempt: &AttemptId,
+    ) -> Result<Acquired, PortError>;
 
     /// `id + current_attempt_id = a → lease = now + ttl`.
     async fn renew(&self, id: SubmissionId, attempt: &AttemptId) -> Result<bool, PortError>;
 
     /// `id + generation = g + current_attempt_id = a → terminal result`, with the per-test
     /// results and the `SubmissionJudged` event in the same transaction.
-    async fn complete(&self, id: SubmissionId, generation: Generation, attempt: &AttemptId, result: &JudgeResult) -> Result<bool, PortError>;
+    async fn complete(
+        &self,
+        id: SubmissionId,
+        generation: Generation,
+        attempt: &AttemptId,
+        result: &JudgeResult,
+    ) -> Result<bool, PortError>;
 
     /// The judging infrastructure failed (not the program): give the submission a new
     /// generation to be retried, or a System Error once its recovery budget is spent.
-    async fn infrastructure_failure(&self, id: SubmissionId, generation: Generation, attempt: &AttemptId, reason: &str) -> Result<bool, PortError>;
+    async fn infrastructure_failure(
+        &self,
+        id: SubmissionId,
+        generation: Generation,
+        attempt: &AttemptId,
+        reason: &str,
+    ) -> Result<bool, PortError>;
 }
 
 /// App's problem-package port: test data by content hash.

@@ -52,7 +52,9 @@ pub struct Db {
 fn check_identifier(name: &str) -> Result<(), DbError> {
     let ok = !name.is_empty()
         && name.len() <= 48
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
     if ok {
         Ok(())
@@ -63,7 +65,11 @@ fn check_identifier(name: &str) -> Result<(), DbError> {
 
 impl Db {
     /// Connects to `url`. On PostgreSQL, `schema` (created if missing) becomes the search path.
-    pub async fn connect(url: &str, schema: Option<&str>, max_connections: u32) -> Result<Db, DbError> {
+    pub async fn connect(
+        url: &str,
+        schema: Option<&str>,
+        max_connections: u32,
+    ) -> Result<Db, DbError> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Backend::Postgres
@@ -114,7 +120,10 @@ impl Db {
     /// Opens (creating if needed) the SQLite file of `owner` in `dir`.
     pub async fn sqlite_owner(dir: &std::path::Path, owner: &str) -> Result<Db, DbError> {
         check_identifier(owner)?;
-        let url = format!("sqlite://{}?mode=rwc", dir.join(format!("{owner}.db")).display());
+        let url = format!(
+            "sqlite://{}?mode=rwc",
+            dir.join(format!("{owner}.db")).display()
+        );
         Db::connect(&url, None, 1).await
     }
 
@@ -137,9 +146,13 @@ impl Db {
                 "(CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT))",
                 "FOR UPDATE SKIP LOCKED",
             ),
-            Backend::Sqlite => ("(CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER))", ""),
+            Backend::Sqlite => (
+                "(CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER))",
+                "",
+            ),
         };
-        sql.replace("{now}", now).replace("{skip_locked}", skip_locked)
+        sql.replace("{now}", now)
+            .replace("{skip_locked}", skip_locked)
     }
 
     /// A query for `sql`, rendered for this backend.
@@ -186,11 +199,13 @@ impl Db {
             for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
                 tx.execute(AssertSqlSafe(statement.to_string())).await?;
             }
-            self.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, {now})")
-                .bind(migration.version)
-                .bind(migration.name)
-                .execute(&mut *tx)
-                .await?;
+            self.query(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, {now})",
+            )
+            .bind(migration.version)
+            .bind(migration.name)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(())
@@ -214,7 +229,11 @@ pub struct Migration {
 /// returns the URL the owner connects with. The role owns its schema and nothing else: it has
 /// no USAGE on any other owner's schema. `role_prefix` keeps roles (which are cluster-wide)
 /// of different databases apart.
-pub async fn provision_owner(admin_url: &str, owner: &str, role_prefix: &str) -> Result<String, DbError> {
+pub async fn provision_owner(
+    admin_url: &str,
+    owner: &str,
+    role_prefix: &str,
+) -> Result<String, DbError> {
     check_identifier(owner)?;
     check_identifier(role_prefix)?;
     let role = format!("{role_prefix}_{owner}");
@@ -226,14 +245,22 @@ pub async fn provision_owner(admin_url: &str, owner: &str, role_prefix: &str) ->
         .await?
         .try_get(0)?;
     if exists == 0 {
-        admin.pool().execute(AssertSqlSafe(format!("CREATE ROLE \"{role}\" LOGIN"))).await?;
+        admin
+            .pool()
+            .execute(AssertSqlSafe(format!("CREATE ROLE \"{role}\" LOGIN")))
+            .await?;
     }
     admin
         .pool()
-        .execute(AssertSqlSafe(format!("CREATE SCHEMA IF NOT EXISTS \"{owner}\" AUTHORIZATION \"{role}\"")))
+        .execute(AssertSqlSafe(format!(
+            "CREATE SCHEMA IF NOT EXISTS \"{owner}\" AUTHORIZATION \"{role}\""
+        )))
         .await?;
     // Nobody may create objects in `public` behind the owners' backs.
-    admin.pool().execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC").await?;
+    admin
+        .pool()
+        .execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        .await?;
     admin.close().await;
     Ok(with_user(admin_url, &role))
 }
@@ -265,7 +292,10 @@ mod tests {
             with_user("postgres://postgres@127.0.0.1:5432/test", "t_submission"),
             "postgres://t_submission@127.0.0.1:5432/test"
         );
-        assert_eq!(with_user("postgres://127.0.0.1/db", "r"), "postgres://r@127.0.0.1/db");
+        assert_eq!(
+            with_user("postgres://127.0.0.1/db", "r"),
+            "postgres://r@127.0.0.1/db"
+        );
     }
 
     #[tokio::test]
@@ -277,13 +307,20 @@ mod tests {
             version: 1,
             name: "items",
             postgres: "CREATE TABLE items (id BIGINT PRIMARY KEY)",
-            sqlite: "CREATE TABLE items (id INTEGER PRIMARY KEY); CREATE INDEX items_id ON items (id)",
+            sqlite:
+                "CREATE TABLE items (id INTEGER PRIMARY KEY); CREATE INDEX items_id ON items (id)",
         }];
         db.migrate(&migrations).await.unwrap();
         db.migrate(&migrations).await.unwrap();
         let now = db.now_ms().await.unwrap();
-        let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
         assert!((now - wall).abs() < 5_000, "{now} vs {wall}");
-        assert!(db.render("SELECT 1 {skip_locked}").trim_end().ends_with('1'));
+        assert!(db
+            .render("SELECT 1 {skip_locked}")
+            .trim_end()
+            .ends_with('1'));
     }
 }

@@ -60,7 +60,12 @@ impl Leases {
 
     /// Takes `name` for `owner`: a new lease, a takeover of an expired one (token + 1), or a
     /// renewal of the caller's own. `None` while someone else holds it.
-    pub async fn acquire(&self, name: &str, owner: &str, ttl: Duration) -> Result<Option<Lease>, DbError> {
+    pub async fn acquire(
+        &self,
+        name: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<Lease>, DbError> {
         let pool = self.db.pool();
         let inserted = self
             .db
@@ -159,7 +164,15 @@ mod tests {
         assert_eq!(a.fence_token, 1);
         assert_eq!(leases.acquire("reaper", "b", long).await.unwrap(), None);
         // Re-acquiring your own lease renews it without a new token.
-        assert_eq!(leases.acquire("reaper", "a", long).await.unwrap().unwrap().fence_token, 1);
+        assert_eq!(
+            leases
+                .acquire("reaper", "a", long)
+                .await
+                .unwrap()
+                .unwrap()
+                .fence_token,
+            1
+        );
         assert!(leases.renew(&a, long).await.unwrap());
         assert!(leases.release(&a).await.unwrap());
         let b = leases.acquire("reaper", "b", long).await.unwrap().unwrap();
@@ -171,9 +184,17 @@ mod tests {
     #[tokio::test]
     async fn an_expired_lease_is_taken_over_with_a_new_token() {
         let (_dir, leases) = leases().await;
-        let a = leases.acquire("sweeper", "a", Duration::from_millis(1)).await.unwrap().unwrap();
+        let a = leases
+            .acquire("sweeper", "a", Duration::from_millis(1))
+            .await
+            .unwrap()
+            .unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let b = leases.acquire("sweeper", "b", Duration::from_secs(60)).await.unwrap().unwrap();
+        let b = leases
+            .acquire("sweeper", "b", Duration::from_secs(60))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(b.fence_token, a.fence_token + 1);
         assert!(!leases.renew(&a, Duration::from_secs(60)).await.unwrap());
         // The guard holds for the current holder only.
@@ -181,7 +202,14 @@ mod tests {
         let check = |lease: Lease| async move {
             let sql = format!("SELECT CASE WHEN {} THEN 1 ELSE 0 END", Lease::guard(1));
             let (name, owner, token) = lease.guard_params();
-            let row = db.query(&sql).bind(name).bind(owner).bind(token).fetch_one(db.pool()).await.unwrap();
+            let row = db
+                .query(&sql)
+                .bind(name)
+                .bind(owner)
+                .bind(token)
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
             row.try_get::<i64, _>(0).unwrap() == 1
         };
         assert!(check(b).await);

@@ -43,8 +43,9 @@ impl Shutdown {
     pub fn trigger_on_signals(&self) {
         let this = self.clone();
         tokio::spawn(async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("SIGTERM handler");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler");
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}
@@ -77,6 +78,9 @@ mod tests {
         waiter.await.unwrap();
         // Late waiters return at once.
         shutdown.triggered().await;
-        assert_eq!(drain(std::future::pending::<()>(), Duration::from_millis(10)).await, None);
+        assert_eq!(
+            drain(std::future::pending::<()>(), Duration::from_millis(10)).await,
+            None
+        );
     }
 }

@@ -20,7 +20,10 @@ pub struct Metrics {
 }
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 impl Metrics {
@@ -28,7 +31,13 @@ impl Metrics {
         Self::default()
     }
 
-    fn with_family(&self, name: &'static str, help: &'static str, gauge: bool, f: impl FnOnce(&mut Family)) {
+    fn with_family(
+        &self,
+        name: &'static str,
+        help: &'static str,
+        gauge: bool,
+        f: impl FnOnce(&mut Family),
+    ) {
         let mut families = self.families.lock().unwrap_or_else(|p| p.into_inner());
         let family = families.entry(name).or_insert_with(|| Family {
             help,
@@ -40,7 +49,9 @@ impl Metrics {
 
     /// Adds to a counter.
     pub fn inc(&self, name: &'static str, help: &'static str, pairs: &[(&str, &str)], by: u64) {
-        self.with_family(name, help, false, |f| *f.series.entry(labels(pairs)).or_default() += by as f64);
+        self.with_family(name, help, false, |f| {
+            *f.series.entry(labels(pairs)).or_default() += by as f64
+        });
     }
 
     /// Sets a gauge.
@@ -65,11 +76,22 @@ impl Metrics {
         let mut out = String::new();
         for (name, family) in families.iter() {
             let _ = writeln!(out, "# HELP {name} {}", family.help);
-            let _ = writeln!(out, "# TYPE {name} {}", if family.gauge { "gauge" } else { "counter" });
+            let _ = writeln!(
+                out,
+                "# TYPE {name} {}",
+                if family.gauge { "gauge" } else { "counter" }
+            );
             for (labels, value) in &family.series {
                 let rendered: Vec<String> = labels
                     .iter()
-                    .map(|(k, v)| format!("{k}=\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")))
+                    .map(|(k, v)| {
+                        format!(
+                            "{k}=\"{}\"",
+                            v.replace('\\', "\\\\")
+                                .replace('"', "\\\"")
+                                .replace('\n', "\\n")
+                        )
+                    })
                     .collect();
                 if rendered.is_empty() {
                     let _ = writeln!(out, "{name} {value}");
@@ -82,14 +104,21 @@ impl Metrics {
     }
 
     /// Serves `/metrics` on `listener` until `shutdown`.
-    pub async fn serve(self, listener: tokio::net::TcpListener, shutdown: crate::Shutdown) -> std::io::Result<()> {
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: crate::Shutdown,
+    ) -> std::io::Result<()> {
         let app = axum::Router::new().route(
             "/metrics",
             axum::routing::get(move || {
                 let metrics = self.clone();
                 async move {
                     (
-                        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                        [(
+                            axum::http::header::CONTENT_TYPE,
+                            "text/plain; version=0.0.4",
+                        )],
                         metrics.render(),
                     )
                 }
@@ -110,11 +139,26 @@ mod tests {
         let m = Metrics::new();
         m.inc("outbox_dispatch_retries_total", "Dispatch retries.", &[], 2);
         m.inc("outbox_dispatch_retries_total", "Dispatch retries.", &[], 1);
-        m.set("outbox_rows", "Outbox rows by state.", &[("state", "PENDING")], 4.0);
-        m.set("outbox_rows", "Outbox rows by state.", &[("state", "a\"b")], 1.0);
+        m.set(
+            "outbox_rows",
+            "Outbox rows by state.",
+            &[("state", "PENDING")],
+            4.0,
+        );
+        m.set(
+            "outbox_rows",
+            "Outbox rows by state.",
+            &[("state", "a\"b")],
+            1.0,
+        );
         assert_eq!(m.value("outbox_dispatch_retries_total", &[]), 3.0);
         let text = m.render();
-        assert!(text.contains("# TYPE outbox_dispatch_retries_total counter\noutbox_dispatch_retries_total 3\n"), "{text}");
+        assert!(
+            text.contains(
+                "# TYPE outbox_dispatch_retries_total counter\noutbox_dispatch_retries_total 3\n"
+            ),
+            "{text}"
+        );
         assert!(text.contains("# TYPE outbox_rows gauge"), "{text}");
         assert!(text.contains("outbox_rows{state=\"PENDING\"} 4"), "{text}");
         assert!(text.contains("outbox_rows{state=\"a\\\"b\"} 1"), "{text}");

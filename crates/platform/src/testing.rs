@@ -5,7 +5,8 @@ use crate::db::{provision_owner, Db, DbError};
 
 /// The server tests use; `ULTICODE_TEST_POSTGRES` overrides it.
 pub fn admin_url() -> String {
-    std::env::var("ULTICODE_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+    std::env::var("ULTICODE_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
 /// A database that exists for one test.
@@ -18,9 +19,15 @@ impl TestPostgres {
     pub async fn new() -> Result<Self, DbError> {
         let name = format!("ut_{}", uuid::Uuid::new_v4().simple());
         let admin = Db::connect(&admin_url(), None, 1).await?;
-        admin.query(&format!("CREATE DATABASE \"{name}\"")).execute(admin.pool()).await?;
+        admin
+            .query(&format!("CREATE DATABASE \"{name}\""))
+            .execute(admin.pool())
+            .await?;
         admin.close().await;
-        let server = admin_url().rsplit_once('/').map(|(s, _)| s.to_string()).unwrap_or_default();
+        let server = admin_url()
+            .rsplit_once('/')
+            .map(|(s, _)| s.to_string())
+            .unwrap_or_default();
         Ok(Self { name, server })
     }
 
@@ -46,7 +53,10 @@ impl Drop for TestPostgres {
         let name = self.name.clone();
         // Dropping runs outside any async context the test may be in.
         let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
             runtime.block_on(async move {
                 let admin = Db::connect(&admin_url(), None, 1).await.ok()?;
                 admin
@@ -62,7 +72,10 @@ impl Drop for TestPostgres {
                     .ok()?;
                 for role in roles {
                     let role: String = sqlx::Row::try_get(&role, 0).ok()?;
-                    let _ = admin.query(&format!("DROP ROLE IF EXISTS \"{role}\"")).execute(admin.pool()).await;
+                    let _ = admin
+                        .query(&format!("DROP ROLE IF EXISTS \"{role}\""))
+                        .execute(admin.pool())
+                        .await;
                 }
                 admin.close().await;
                 Some(())

@@ -22,13 +22,20 @@ async fn owners_get_a_schema_and_a_role_that_cannot_see_other_owners() {
     assert_eq!(app.backend(), Backend::Postgres);
     app.migrate(&[TABLE]).await.unwrap();
     submission.migrate(&[TABLE]).await.unwrap();
-    app.query("INSERT INTO things (id, secret) VALUES (1, 'app data')").execute(app.pool()).await.unwrap();
+    app.query("INSERT INTO things (id, secret) VALUES (1, 'app data')")
+        .execute(app.pool())
+        .await
+        .unwrap();
 
     // Each owner sees its own `things` through its search path.
     let count = |db: &platform::Db| {
         let db = db.clone();
         async move {
-            let row = db.query("SELECT COUNT(*) FROM things").fetch_one(db.pool()).await.unwrap();
+            let row = db
+                .query("SELECT COUNT(*) FROM things")
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
             row.try_get::<i64, _>(0).unwrap()
         }
     };
@@ -42,14 +49,20 @@ async fn owners_get_a_schema_and_a_role_that_cannot_see_other_owners() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(denied.contains("permission denied for schema app"), "{denied}");
+    assert!(
+        denied.contains("permission denied for schema app"),
+        "{denied}"
+    );
     let denied = submission
         .query("CREATE TABLE public.sneaky (id BIGINT)")
         .execute(submission.pool())
         .await
         .unwrap_err()
         .to_string();
-    assert!(denied.contains("permission denied for schema public"), "{denied}");
+    assert!(
+        denied.contains("permission denied for schema public"),
+        "{denied}"
+    );
 }
 
 #[tokio::test]
@@ -75,10 +88,24 @@ async fn leases_fence_on_postgres_too() {
     let db = pg.owner("submission").await.unwrap();
     db.migrate(&[leases::MIGRATION]).await.unwrap();
     let leases = Leases::new(db);
-    let a = leases.acquire("reaper", "a", Duration::from_millis(50)).await.unwrap().unwrap();
-    assert_eq!(leases.acquire("reaper", "b", Duration::from_secs(5)).await.unwrap(), None);
+    let a = leases
+        .acquire("reaper", "a", Duration::from_millis(50))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        leases
+            .acquire("reaper", "b", Duration::from_secs(5))
+            .await
+            .unwrap(),
+        None
+    );
     tokio::time::sleep(Duration::from_millis(80)).await;
-    let b = leases.acquire("reaper", "b", Duration::from_secs(5)).await.unwrap().unwrap();
+    let b = leases
+        .acquire("reaper", "b", Duration::from_secs(5))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(b.fence_token > a.fence_token);
     assert!(!leases.renew(&a, Duration::from_secs(5)).await.unwrap());
     assert!(leases.renew(&b, Duration::from_secs(5)).await.unwrap());

@@ -1,0 +1,349 @@
+//! The SQL stream: the same port and semantics as Redis Streams, on tables — for the embedded
+//! shape (SQLite) and for PostgreSQL deployments without Redis. One consumer group.
+//!
+//! `stream_entries` holds unacknowledged entries; an entry with `consumer IS NULL` was never
+//! delivered, otherwise it is pending for that consumer since `delivered_at`. Dedup keys live
+//! in `stream_dedup` and are written in the same transaction as the entry.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use platform::db::Row;
+use platform::{Db, Migration};
+use tokio::sync::Notify;
+
+use crate::{
+    DeadLetter, Delivery, Enqueued, JudgeQueue, QueueConfig, QueueError, QueueStats, Reclaimed,
+};
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "sql_stream",
+    postgres: "
+        CREATE TABLE stream_entries (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            payload TEXT NOT NULL,
+            dedup_key TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            consumer TEXT,
+            deliveries BIGINT NOT NULL DEFAULT 0,
+            delivered_at BIGINT
+        );
+        CREATE INDEX stream_entries_undelivered ON stream_entries (id) WHERE consumer IS NULL;
+        CREATE TABLE stream_dedup (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);
+        CREATE TABLE stream_dead (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            payload TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            deliveries BIGINT NOT NULL,
+            dead_at BIGINT NOT NULL
+        )",
+    sqlite: "
+        CREATE TABLE stream_entries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            payload TEXT NOT NULL,
+            dedup_key TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            consumer TEXT,
+            deliveries INTEGER NOT NULL DEFAULT 0,
+            delivered_at INTEGER
+        );
+        CREATE INDEX stream_entries_undelivered ON stream_entries (consumer, id);
+        CREATE TABLE stream_dedup (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+        CREATE TABLE stream_dead (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            payload TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            deliveries INTEGER NOT NULL,
+            dead_at INTEGER NOT NULL
+        )",
+}];
+
+/// A judge queue in SQL tables.
+#[derive(Clone)]
+pub struct SqlQueue {
+    db: Db,
+    config: QueueConfig,
+    /// Wakes blocked receivers in this process when something is enqueued.
+    added: Arc<Notify>,
+}
+
+fn ms(duration: Duration) -> i64 {
+    duration.as_millis().min(i64::MAX as u128) as i64
+}
+
+impl SqlQueue {
+    /// Uses `db` (migrating it) for the queue's tables.
+    pub async fn new(db: Db, config: QueueConfig) -> Result<Self, QueueError> {
+        db.migrate(MIGRATIONS).await?;
+        Ok(Self {
+            db,
+            config,
+            added: Arc::new(Notify::new()),
+        })
+    }
+
+    async fn take_new(&self, consumer: &str, max: usize) -> Result<Vec<Delivery>, QueueError> {
+        let mut tx = self.db.begin().await?;
+        let ids: Vec<i64> = self
+            .db
+            .query("SELECT id FROM stream_entries WHERE consumer IS NULL ORDER BY id LIMIT $1 {skip_locked}")
+            .bind(max as i64)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|row| row.try_get(0))
+            .collect::<Result<_, _>>()?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = self
+                .db
+                .query(
+                    "UPDATE stream_entries SET consumer = $2, deliveries = deliveries + 1, delivered_at = {now} \
+                     WHERE id = $1 RETURNING payload, deliveries, delivered_at - created_at",
+                )
+                .bind(id)
+                .bind(consumer.to_string())
+                .fetch_one(&mut *tx)
+                .await?;
+            out.push(Delivery {
+                id: id.to_string(),
+                payload: row.try_get(0)?,
+                deliveries: row.try_get::<i64, _>(1)? as u64,
+                queue_delay_ms: row.try_get::<i64, _>(2)?.max(0) as u64,
+            });
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    fn entry_id(id: &str) -> Result<i64, QueueError> {
+        id.parse()
+            .map_err(|_| QueueError::Protocol(format!("not a SQL stream id: {id:?}")))
+    }
+
+    async fn bury(
+        &self,
+        tx: &mut platform::db::Transaction<'static, platform::db::Any>,
+        id: i64,
+        reason: &str,
+    ) -> Result<bool, QueueError> {
+        let moved = self
+            .db
+            .query(
+                "INSERT INTO stream_dead (payload, reason, deliveries, dead_at) \
+                 SELECT payload, $2, deliveries, {now} FROM stream_entries WHERE id = $1",
+            )
+            .bind(id)
+            .bind(reason.to_string())
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+        self.db
+            .query("DELETE FROM stream_entries WHERE id = $1")
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        Ok(moved == 1)
+    }
+}
+
+#[async_trait]
+impl JudgeQueue for SqlQueue {
+    async fn enqueue(&self, dedup_key: &str, payload: &str) -> Result<Enqueued, QueueError> {
+        let mut tx = self.db.begin().await?;
+        self.db
+            .query("DELETE FROM stream_dedup WHERE key = $1 AND expires_at <= {now}")
+            .bind(dedup_key.to_string())
+            .execute(&mut *tx)
+            .await?;
+        let fresh = self
+            .db
+            .query("INSERT INTO stream_dedup (key, expires_at) VALUES ($1, {now} + $2) ON CONFLICT (key) DO NOTHING")
+            .bind(dedup_key.to_string())
+            .bind(ms(self.config.dedup_window))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if fresh == 0 {
+            tx.rollback().await?;
+            return Ok(Enqueued::Duplicate);
+        }
+        let id: i64 = self
+            .db
+            .query("INSERT INTO stream_entries (payload, dedup_key, created_at) VALUES ($1, $2, {now}) RETURNING id")
+            .bind(payload.to_string())
+            .bind(dedup_key.to_string())
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+        tx.commit().await?;
+        self.added.notify_waiters();
+        Ok(Enqueued::Added(id.to_string()))
+    }
+
+    async fn receive(
+        &self,
+        consumer: &str,
+        max: usize,
+        block: Duration,
+    ) -> Result<Vec<Delivery>, QueueError> {
+        let deadline = tokio::time::Instant::now() + block;
+        loop {
+            let added = self.added.notified();
+            let got = self.take_new(consumer, max.max(1)).await?;
+            if !got.is_empty() || tokio::time::Instant::now() >= deadline {
+                return Ok(got);
+            }
+            // Another process may enqueue (PostgreSQL): poll as well as listen.
+            let _ = tokio::time::timeout_at(
+                deadline.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+                added,
+            )
+            .await;
+        }
+    }
+
+    async fn ack(&self, id: &str) -> Result<(), QueueError> {
+        self.db
+            .query("DELETE FROM stream_entries WHERE id = $1")
+            .bind(Self::entry_id(id)?)
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    async fn nack(&self, _id: &str) -> Result<(), QueueError> {
+        Ok(())
+    }
+
+    async fn touch(&self, consumer: &str, id: &str) -> Result<(), QueueError> {
+        self.db
+            .query("UPDATE stream_entries SET delivered_at = {now} WHERE id = $1 AND consumer = $2")
+            .bind(Self::entry_id(id)?)
+            .bind(consumer.to_string())
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    async fn reclaim(&self, consumer: &str, max: usize) -> Result<Reclaimed, QueueError> {
+        let mut tx = self.db.begin().await?;
+        let idle: Vec<(i64, i64)> = self
+            .db
+            .query(
+                "SELECT id, deliveries FROM stream_entries WHERE consumer IS NOT NULL AND delivered_at <= {now} - $1 \
+                 ORDER BY id LIMIT $2 {skip_locked}",
+            )
+            .bind(ms(self.config.visibility_timeout))
+            .bind(max.max(1) as i64)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+        let mut reclaimed = Reclaimed::default();
+        for (id, deliveries) in idle {
+            if deliveries as u64 >= self.config.max_deliveries {
+                let reason = format!("delivered {deliveries} times without being acknowledged");
+                self.bury(&mut tx, id, &reason).await?;
+                reclaimed.dead_lettered.push(id.to_string());
+                continue;
+            }
+            let row = self
+                .db
+                .query(
+                    "UPDATE stream_entries SET consumer = $2, deliveries = deliveries + 1, delivered_at = {now} \
+                     WHERE id = $1 RETURNING payload, deliveries, delivered_at - created_at",
+                )
+                .bind(id)
+                .bind(consumer.to_string())
+                .fetch_one(&mut *tx)
+                .await?;
+            reclaimed.deliveries.push(Delivery {
+                id: id.to_string(),
+                payload: row.try_get(0)?,
+                deliveries: row.try_get::<i64, _>(1)? as u64,
+                queue_delay_ms: row.try_get::<i64, _>(2)?.max(0) as u64,
+            });
+        }
+        tx.commit().await?;
+        Ok(reclaimed)
+    }
+
+    async fn dead_letter(&self, id: &str, reason: &str) -> Result<(), QueueError> {
+        let mut tx = self.db.begin().await?;
+        self.bury(&mut tx, Self::entry_id(id)?, reason).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn stats(&self) -> Result<QueueStats, QueueError> {
+        let row = self
+            .db
+            .query(
+                "SELECT COUNT(*), \
+                        COALESCE(SUM(CASE WHEN consumer IS NOT NULL THEN 1 ELSE 0 END), 0), \
+                        COALESCE({now} - MIN(CASE WHEN consumer IS NOT NULL THEN created_at END), 0), \
+                        COALESCE({now} - MIN(CASE WHEN consumer IS NULL THEN created_at END), 0), \
+                        (SELECT COUNT(*) FROM stream_dead) \
+                 FROM stream_entries",
+            )
+            .fetch_one(self.db.pool())
+            .await?;
+        let get =
+            |i: usize| -> Result<u64, QueueError> { Ok(row.try_get::<i64, _>(i)?.max(0) as u64) };
+        Ok(QueueStats {
+            length: get(0)?,
+            pending: get(1)?,
+            oldest_pending_age_ms: get(2)?,
+            queue_delay_ms: get(3)?,
+            dead_letters: get(4)?,
+        })
+    }
+
+    async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadLetter>, QueueError> {
+        let rows = self
+            .db
+            .query("SELECT id, payload, reason, deliveries FROM stream_dead ORDER BY id LIMIT $1")
+            .bind(limit.max(1) as i64)
+            .fetch_all(self.db.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(DeadLetter {
+                    id: row.try_get::<i64, _>(0)?.to_string(),
+                    payload: row.try_get(1)?,
+                    reason: row.try_get(2)?,
+                    deliveries: row.try_get::<i64, _>(3)? as u64,
+                })
+            })
+            .collect()
+    }
+
+    async fn replay(&self, dead_letter_id: &str) -> Result<bool, QueueError> {
+        let id = Self::entry_id(dead_letter_id)?;
+        let mut tx = self.db.begin().await?;
+        let moved = self
+            .db
+            .query(
+                "INSERT INTO stream_entries (payload, dedup_key, created_at) \
+                 SELECT payload, 'replay:' || CAST(id AS TEXT), {now} FROM stream_dead WHERE id = $1",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        self.db
+            .query("DELETE FROM stream_dead WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        if moved == 1 {
+            self.added.notify_waiters();
+        }
+        Ok(moved == 1)
+    }
+}

@@ -1,0 +1,281 @@
+//! One conformance suite for every queue adapter: Redis Streams, the SQL stream on SQLite and
+//! the SQL stream on PostgreSQL. Each behaviour is a function; the macro at the bottom runs
+//! it against each adapter.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use platform::testing::TestPostgres;
+use platform::Db;
+use queue::{Enqueued, JudgeQueue, QueueConfig, RedisQueue, SqlQueue};
+
+const VT: Duration = Duration::from_millis(400);
+
+fn config() -> QueueConfig {
+    QueueConfig {
+        visibility_timeout: VT,
+        max_deliveries: 3,
+        dedup_window: Duration::from_secs(60),
+    }
+}
+
+/// Keeps whatever backs a queue alive for the test, and cleans it up afterwards.
+enum Backing {
+    Redis(String, Vec<String>),
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres(#[allow(dead_code)] TestPostgres),
+}
+
+impl Drop for Backing {
+    fn drop(&mut self) {
+        if let Backing::Redis(url, keys) = self {
+            if let Ok(client) = redis::Client::open(url.as_str()) {
+                if let Ok(mut conn) = client.get_connection() {
+                    let _: Result<i64, _> = redis::cmd("DEL").arg(keys.as_slice()).query(&mut conn);
+                    let pattern = format!("{}*", keys[2]);
+                    let seen: Vec<String> = redis::cmd("KEYS")
+                        .arg(pattern)
+                        .query(&mut conn)
+                        .unwrap_or_default();
+                    if !seen.is_empty() {
+                        let _: Result<i64, _> = redis::cmd("DEL").arg(seen).query(&mut conn);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn redis_url() -> String {
+    std::env::var("ULTICODE_TEST_REDIS").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+async fn redis() -> (Arc<dyn JudgeQueue>, Backing) {
+    let prefix = format!("ut-{}", uuid::Uuid::new_v4().simple());
+    let queue = RedisQueue::connect(&redis_url(), &prefix, config())
+        .await
+        .unwrap();
+    let (stream, dlq, seen) = queue.keys();
+    let keys = vec![stream.to_string(), dlq.to_string(), seen.to_string()];
+    (Arc::new(queue), Backing::Redis(redis_url(), keys))
+}
+
+async fn sqlite() -> (Arc<dyn JudgeQueue>, Backing) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite_owner(dir.path(), "queue").await.unwrap();
+    (
+        Arc::new(SqlQueue::new(db, config()).await.unwrap()),
+        Backing::Sqlite(dir),
+    )
+}
+
+async fn postgres() -> (Arc<dyn JudgeQueue>, Backing) {
+    let pg = TestPostgres::new().await.unwrap();
+    let db = pg.owner("queue").await.unwrap();
+    (
+        Arc::new(SqlQueue::new(db, config()).await.unwrap()),
+        Backing::Postgres(pg),
+    )
+}
+
+async fn enqueue_deduplicates_by_key(q: Arc<dyn JudgeQueue>) {
+    assert!(matches!(
+        q.enqueue("7:1", "a").await.unwrap(),
+        Enqueued::Added(_)
+    ));
+    assert_eq!(
+        q.enqueue("7:1", "a again").await.unwrap(),
+        Enqueued::Duplicate
+    );
+    assert!(matches!(
+        q.enqueue("7:2", "b").await.unwrap(),
+        Enqueued::Added(_)
+    ));
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.length, stats.pending), (2, 0));
+}
+
+async fn each_entry_goes_to_one_consumer(q: Arc<dyn JudgeQueue>) {
+    for i in 0..20 {
+        q.enqueue(&format!("{i}:1"), &format!("payload {i}"))
+            .await
+            .unwrap();
+    }
+    let (a, b) = tokio::join!(
+        q.receive("a", 20, Duration::from_millis(100)),
+        q.receive("b", 20, Duration::from_millis(100))
+    );
+    let mut seen = HashSet::new();
+    let (a, b) = (a.unwrap(), b.unwrap());
+    for d in a.iter().chain(&b) {
+        assert!(
+            seen.insert(d.payload.clone()),
+            "{} delivered twice",
+            d.payload
+        );
+        assert_eq!(d.deliveries, 1);
+    }
+    assert_eq!(seen.len(), 20);
+    // Nothing new is left to deliver.
+    assert!(q
+        .receive("c", 5, Duration::from_millis(50))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(q.stats().await.unwrap().pending, 20);
+}
+
+async fn ack_removes_and_nack_keeps_pending(q: Arc<dyn JudgeQueue>) {
+    q.enqueue("1:1", "x").await.unwrap();
+    let got = q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    assert_eq!(got.len(), 1);
+    q.nack(&got[0].id).await.unwrap();
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.length, stats.pending), (1, 1));
+    q.ack(&got[0].id).await.unwrap();
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.length, stats.pending), (0, 0));
+}
+
+async fn idle_entries_are_reclaimed_after_the_visibility_timeout(q: Arc<dyn JudgeQueue>) {
+    q.enqueue("1:1", "work").await.unwrap();
+    let first = q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert!(
+        q.reclaim("b", 10).await.unwrap().deliveries.is_empty(),
+        "not idle yet"
+    );
+    tokio::time::sleep(VT + Duration::from_millis(100)).await;
+    let reclaimed = q.reclaim("b", 10).await.unwrap();
+    assert_eq!(reclaimed.deliveries.len(), 1);
+    assert_eq!(reclaimed.deliveries[0].payload, "work");
+    assert_eq!(reclaimed.deliveries[0].deliveries, 2);
+    assert!(
+        q.reclaim("c", 10).await.unwrap().deliveries.is_empty(),
+        "b holds it now"
+    );
+    q.ack(&reclaimed.deliveries[0].id).await.unwrap();
+    assert_eq!(q.stats().await.unwrap().length, 0);
+}
+
+async fn touch_keeps_a_long_judging_from_being_reclaimed(q: Arc<dyn JudgeQueue>) {
+    q.enqueue("1:1", "long").await.unwrap();
+    let got = q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    for _ in 0..3 {
+        tokio::time::sleep(VT * 2 / 3).await;
+        q.touch("a", &got[0].id).await.unwrap();
+        assert!(q.reclaim("b", 10).await.unwrap().deliveries.is_empty());
+    }
+    tokio::time::sleep(VT + Duration::from_millis(100)).await;
+    assert_eq!(q.reclaim("b", 10).await.unwrap().deliveries.len(), 1);
+}
+
+async fn entries_over_the_delivery_budget_become_dead_letters(q: Arc<dyn JudgeQueue>) {
+    q.enqueue("1:1", "cursed").await.unwrap();
+    q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    for expected in [2, 3] {
+        tokio::time::sleep(VT + Duration::from_millis(100)).await;
+        let reclaimed = q.reclaim("a", 10).await.unwrap();
+        assert_eq!(reclaimed.deliveries.len(), 1);
+        assert_eq!(reclaimed.deliveries[0].deliveries, expected);
+    }
+    tokio::time::sleep(VT + Duration::from_millis(100)).await;
+    let reclaimed = q.reclaim("a", 10).await.unwrap();
+    assert!(reclaimed.deliveries.is_empty());
+    assert_eq!(reclaimed.dead_lettered.len(), 1);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.length, stats.dead_letters), (0, 1));
+    let letters = q.dead_letters(10).await.unwrap();
+    assert_eq!(letters.len(), 1);
+    assert_eq!(letters[0].payload, "cursed");
+    assert_eq!(letters[0].deliveries, 3);
+    assert!(
+        letters[0].reason.contains("3 times"),
+        "{}",
+        letters[0].reason
+    );
+    // An operator can replay it.
+    assert!(q.replay(&letters[0].id).await.unwrap());
+    assert!(!q.replay(&letters[0].id).await.unwrap(), "replayed once");
+    let again = q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    assert_eq!(again[0].payload, "cursed");
+    assert_eq!(q.stats().await.unwrap().dead_letters, 0);
+}
+
+async fn poison_is_dead_lettered_on_request(q: Arc<dyn JudgeQueue>) {
+    q.enqueue("1:1", "{not json").await.unwrap();
+    let got = q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    q.dead_letter(&got[0].id, "undecodable payload")
+        .await
+        .unwrap();
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.length, stats.pending, stats.dead_letters), (0, 0, 1));
+    assert_eq!(
+        q.dead_letters(10).await.unwrap()[0].reason,
+        "undecodable payload"
+    );
+}
+
+async fn receive_waits_for_an_entry(q: Arc<dyn JudgeQueue>) {
+    let reader = {
+        let q = q.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let got = q.receive("a", 1, Duration::from_secs(3)).await.unwrap();
+            (got, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    q.enqueue("1:1", "late").await.unwrap();
+    let (got, waited) = reader.await.unwrap();
+    assert_eq!(got.len(), 1, "waited {waited:?}");
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+    let empty = Instant::now();
+    assert!(q
+        .receive("a", 1, Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(empty.elapsed() >= Duration::from_millis(150));
+}
+
+async fn stats_report_delay_and_pending_age(q: Arc<dyn JudgeQueue>) {
+    q.enqueue("1:1", "first").await.unwrap();
+    q.enqueue("2:1", "second").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stats = q.stats().await.unwrap();
+    assert!(stats.queue_delay_ms >= 150, "{stats:?}");
+    assert_eq!(stats.oldest_pending_age_ms, 0, "{stats:?}");
+    let got = q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    assert!(got[0].queue_delay_ms >= 150, "{:?}", got[0]);
+    let stats = q.stats().await.unwrap();
+    assert_eq!(stats.pending, 1);
+    assert!(stats.oldest_pending_age_ms >= 150, "{stats:?}");
+}
+
+macro_rules! conformance {
+    ($($behaviour:ident),* $(,)?) => {
+        mod redis_streams {
+            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::redis().await; super::$behaviour(q).await; })*
+        }
+        mod sql_on_sqlite {
+            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::sqlite().await; super::$behaviour(q).await; })*
+        }
+        mod sql_on_postgres {
+            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::postgres().await; super::$behaviour(q).await; })*
+        }
+    };
+}
+
+conformance!(
+    enqueue_deduplicates_by_key,
+    each_entry_goes_to_one_consumer,
+    ack_removes_and_nack_keeps_pending,
+    idle_entries_are_reclaimed_after_the_visibility_timeout,
+    touch_keeps_a_long_judging_from_being_reclaimed,
+    entries_over_the_delivery_budget_become_dead_letters,
+    poison_is_dead_lettered_on_request,
+    receive_waits_for_an_entry,
+    stats_report_delay_and_pending_age,
+);
