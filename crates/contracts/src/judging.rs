@@ -158,3 +158,50 @@ pub trait ProblemPackagePort: Send + Sync {
     /// A local directory holding the unpacked package with this hash.
     async fn package(&self, hash: &str) -> Result<PathBuf, PortError>;
 }
+
+/// The judging port over HTTP: paths and bodies shared by Submission's server and the judge
+/// workers' client. Requests carry `Authorization: Bearer <service token>`.
+pub mod wire {
+    use serde::{Deserialize, Serialize};
+
+    use super::JudgeResult;
+    use crate::ids::{AttemptId, Generation, SubmissionId};
+
+    pub const ACQUIRE: &str = "/internal/v1/judging/acquire";
+    pub const RENEW: &str = "/internal/v1/judging/renew";
+    pub const COMPLETE: &str = "/internal/v1/judging/complete";
+    pub const INFRASTRUCTURE_FAILURE: &str = "/internal/v1/judging/infrastructure-failure";
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Claim {
+        pub submission_id: SubmissionId,
+        pub generation: Generation,
+        pub attempt_id: AttemptId,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Renew {
+        pub submission_id: SubmissionId,
+        pub attempt_id: AttemptId,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Complete {
+        #[serde(flatten)]
+        pub claim: Claim,
+        pub result: JudgeResult,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Failure {
+        #[serde(flatten)]
+        pub claim: Claim,
+        pub reason: String,
+    }
+
+    /// The answer of renew, complete and infrastructure-failure: whether the claim held.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Held {
+        pub held: bool,
+    }
+}

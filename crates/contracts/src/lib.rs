@@ -10,7 +10,7 @@ mod verdict;
 pub use facts::{FactsRejection, SubmissionFactsSnapshot, FACTS_SCHEMA_VERSION};
 pub use ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
 pub use judging::{
-    Acquired, JudgeJob, JudgeMessage, JudgeResult, JudgingPort, PortError, ProblemPackagePort,
-    StaleReason, TestOutcome,
+    wire, Acquired, JudgeJob, JudgeMessage, JudgeResult, JudgingPort, PortError,
+    ProblemPackagePort, StaleReason, TestOutcome,
 };
 pub use verdict::Verdict;

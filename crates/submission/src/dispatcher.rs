@@ -1,0 +1,279 @@
+//! The judge-outbox dispatcher: moves durable judging intents onto the queue.
+//!
+//! Outbox rows are a state machine: `PENDING → SENT` or `PENDING → DEAD`. Each pass claims due
+//! rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so several dispatchers never claim the same
+//! row; SQLite's single connection serialises passes), and for each:
+//! - a payload missing problem, user, language, code or package → `DEAD`, and the submission
+//!   becomes System Error in the same transaction — never "sent";
+//! - no queue configured → the intent is kept and retried;
+//! - enqueue error → `attempts + 1`, `next_retry_at = now + 2 s × 2^min(attempts, 5)` capped at
+//!   60 s (attempts counted before this failure), `last_error`;
+//! - enqueued (or already enqueued: the dedup key matched) → `SENT`.
+//!
+//! Shadow rows (`is_shadow`, written during migrations) and rows created before the cutover
+//! watermark are never dispatched for real. Passes run every `interval`, and immediately when
+//! an intent is written (PostgreSQL `NOTIFY`, or an in-process signal for SQLite), so latency
+//! is not bounded by the interval.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use contracts::JudgeMessage;
+use platform::db::Row;
+use platform::{Backend, DbError, Metrics, Shutdown};
+use queue::{Enqueued, JudgeQueue};
+
+use crate::store::{SubmissionStore, OUTBOX_CHANNEL};
+
+#[derive(Debug, Clone, Copy)]
+pub struct DispatcherConfig {
+    /// Rows per pass (seed default 50).
+    pub batch: i64,
+    /// Time between passes when nothing wakes the dispatcher (seed default 2 s).
+    pub interval: Duration,
+    /// Rows created before this database time (epoch ms) are not dispatched (migration
+    /// cutover); 0 dispatches everything.
+    pub cutover_watermark_ms: i64,
+}
+
+impl Default for DispatcherConfig {
+    fn default() -> Self {
+        Self {
+            batch: 50,
+            interval: Duration::from_secs(2),
+            cutover_watermark_ms: 0,
+        }
+    }
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassReport {
+    pub sent: usize,
+    pub retried: usize,
+    pub dead: usize,
+}
+
+/// Backoff before the next attempt, given the attempts that already failed.
+pub fn backoff(failed_attempts: i64) -> Duration {
+    let exponent = failed_attempts.clamp(0, 5) as u32;
+    Duration::from_millis((2_000u64 << exponent).min(60_000))
+}
+
+pub struct Dispatcher {
+    store: SubmissionStore,
+    queue: Option<Arc<dyn JudgeQueue>>,
+    config: DispatcherConfig,
+    metrics: Metrics,
+}
+
+impl Dispatcher {
+    pub fn new(
+        store: SubmissionStore,
+        queue: Option<Arc<dyn JudgeQueue>>,
+        config: DispatcherConfig,
+        metrics: Metrics,
+    ) -> Self {
+        Self {
+            store,
+            queue,
+            config,
+            metrics,
+        }
+    }
+
+    /// One pass over the due rows.
+    pub async fn pass(&self) -> Result<PassReport, DbError> {
+        let db = self.store.db();
+        let mut tx = db.begin().await?;
+        let rows = db
+            .query(
+                "SELECT id, submission_id, generation, payload, attempts FROM judge_outbox \
+                 WHERE state = 'PENDING' AND next_retry_at <= {now} AND is_shadow = 0 AND created_at >= $2 \
+                 ORDER BY id LIMIT $1 {skip_locked}",
+            )
+            .bind(self.config.batch)
+            .bind(self.config.cutover_watermark_ms)
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut report = PassReport::default();
+        for row in rows {
+            let id: i64 = row.try_get(0)?;
+            let submission_id: i64 = row.try_get(1)?;
+            let generation: i64 = row.try_get(2)?;
+            let payload: String = row.try_get(3)?;
+            let attempts: i64 = row.try_get(4)?;
+            let malformed = match serde_json::from_str::<JudgeMessage>(&payload) {
+                Ok(message) => {
+                    let missing = message.missing_fields();
+                    (!missing.is_empty()).then(|| format!("payload missing {}", missing.join(", ")))
+                }
+                Err(e) => Some(format!("payload is not a judge intent: {e}")),
+            };
+            if let Some(reason) = malformed {
+                db.query("UPDATE judge_outbox SET state = 'DEAD', last_error = $2 WHERE id = $1")
+                    .bind(id)
+                    .bind(reason.clone())
+                    .execute(&mut *tx)
+                    .await?;
+                db.query(
+                    "UPDATE submissions SET state = 'done', verdict = 'SE', message = $3, judged_generation = generation, \
+                     current_attempt_id = NULL, judging_lease_expires_at = NULL, judged_at = {now}, updated_at = {now} \
+                     WHERE id = $1 AND generation = $2",
+                )
+                .bind(submission_id)
+                .bind(generation)
+                .bind(format!("the judge intent could not be dispatched: {reason}"))
+                .execute(&mut *tx)
+                .await?;
+                self.metrics
+                    .inc("outbox_dead_total", "Judge intents marked DEAD.", &[], 1);
+                report.dead += 1;
+                continue;
+            }
+            let result = match &self.queue {
+                None => Err("no queue provider is configured".to_string()),
+                Some(queue) => queue
+                    .enqueue(&format!("{submission_id}:{generation}"), &payload)
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+            match result {
+                Ok(Enqueued::Added(_)) | Ok(Enqueued::Duplicate) => {
+                    db.query("UPDATE judge_outbox SET state = 'SENT', sent_at = {now}, last_error = NULL WHERE id = $1")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                    report.sent += 1;
+                }
+                Err(error) => {
+                    db.query(
+                        "UPDATE judge_outbox SET attempts = attempts + 1, last_error = $2, next_retry_at = {now} + $3 WHERE id = $1",
+                    )
+                    .bind(id)
+                    .bind(error)
+                    .bind(backoff(attempts).as_millis() as i64)
+                    .execute(&mut *tx)
+                    .await?;
+                    self.metrics.inc(
+                        "outbox_dispatch_retries_total",
+                        "Failed dispatch attempts, retried later.",
+                        &[],
+                        1,
+                    );
+                    report.retried += 1;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(report)
+    }
+
+    /// Publishes outbox gauges.
+    pub async fn observe(&self) -> Result<(), DbError> {
+        for state in ["PENDING", "SENT", "DEAD"] {
+            self.metrics.set(
+                "outbox_rows",
+                "Judge-outbox rows by state.",
+                &[("state", state)],
+                0.0,
+            );
+        }
+        for (state, count) in self.store.outbox_counts().await? {
+            self.metrics.set(
+                "outbox_rows",
+                "Judge-outbox rows by state.",
+                &[("state", &state)],
+                count as f64,
+            );
+        }
+        Ok(())
+    }
+
+    /// Runs passes until shutdown: after every wake-up, and at least every interval.
+    pub async fn run(self, shutdown: Shutdown) {
+        let signal = self.store.outbox_signal();
+        let mut listener = match self.store.db().backend() {
+            Backend::Postgres => {
+                match sqlx::postgres::PgListener::connect(self.store.db().url()).await {
+                    Ok(mut listener) => match listener.listen(OUTBOX_CHANNEL).await {
+                        Ok(()) => Some(listener),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "LISTEN failed; polling only");
+                            None
+                        }
+                    },
+                    Err(e) => {
+                        tracing::warn!(error = %e, "no LISTEN connection; polling only");
+                        None
+                    }
+                }
+            }
+            Backend::Sqlite => None,
+        };
+        let mut last_observed = tokio::time::Instant::now() - Duration::from_secs(60);
+        while !shutdown.is_triggered() {
+            let woken = signal.notified();
+            match self.pass().await {
+                Ok(report) if report.sent + report.dead == self.config.batch as usize => continue,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "dispatch pass failed"),
+            }
+            if last_observed.elapsed() >= Duration::from_secs(1) {
+                let _ = self.observe().await;
+                last_observed = tokio::time::Instant::now();
+            }
+            let notified = async {
+                match &mut listener {
+                    Some(listener) => {
+                        if listener.recv().await.is_err() {
+                            tokio::time::sleep(self.config.interval).await;
+                        }
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = woken => {}
+                _ = notified => {}
+                _ = tokio::time::sleep(self.config.interval) => {}
+                _ = shutdown.triggered() => {}
+            }
+        }
+    }
+}
+
+/// Rows of the outbox for inspection: (id, submission, generation, state, attempts, last error).
+pub async fn outbox_rows(
+    store: &SubmissionStore,
+) -> Result<Vec<(i64, i64, i64, String, i64, Option<String>)>, DbError> {
+    let db = store.db();
+    let rows = db
+        .query("SELECT id, submission_id, generation, state, attempts, last_error FROM judge_outbox ORDER BY id")
+        .fetch_all(db.pool())
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                r.try_get(1)?,
+                r.try_get(2)?,
+                r.try_get(3)?,
+                r.try_get(4)?,
+                r.try_get(5)?,
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_two_seconds_and_caps_at_a_minute() {
+        let got: Vec<u64> = (0..8).map(|a| backoff(a).as_secs()).collect();
+        assert_eq!(got, [2, 4, 8, 16, 32, 60, 60, 60]);
+        assert_eq!(backoff(-3).as_secs(), 2);
+    }
+}

@@ -1,0 +1,17 @@
+//! The Submission owner: submissions, their judge state (`generation`, attempt lease),
+//! verdicts and per-test results, the judge outbox and its dispatcher, and the singleton jobs
+//! that recover lost work. It never reads another owner's tables: everything it knows about
+//! the problem and the user arrived in the facts snapshot.
+
+pub mod dispatcher;
+pub mod maintenance;
+pub mod port;
+pub mod schema;
+pub mod store;
+
+pub use dispatcher::{Dispatcher, DispatcherConfig};
+pub use maintenance::MaintenanceConfig;
+pub use store::{
+    Recovery, SubmissionConfig, SubmissionRecord, SubmissionStore, SubmitError, SubmitRequest,
+    Submitted,
+};

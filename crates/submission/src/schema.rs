@@ -1,0 +1,158 @@
+//! The Submission owner's tables. Its aggregate (submissions, per-test results) and its two
+//! outboxes (judge intents, integration events) live in one database so they commit together.
+
+use platform::Migration;
+
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "submissions",
+        postgres: "
+            CREATE TABLE submissions (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                user_id BIGINT NOT NULL,
+                problem_id BIGINT NOT NULL,
+                language TEXT NOT NULL,
+                source TEXT NOT NULL,
+                facts TEXT NOT NULL,
+                idempotency_key TEXT,
+                fingerprint TEXT NOT NULL,
+                state TEXT NOT NULL,
+                generation BIGINT NOT NULL,
+                current_attempt_id TEXT,
+                judging_lease_expires_at BIGINT,
+                recoveries BIGINT NOT NULL DEFAULT 0,
+                last_recovery_reason TEXT,
+                verdict TEXT,
+                score DOUBLE PRECISION,
+                max_score DOUBLE PRECISION,
+                time_ms BIGINT,
+                memory_kib BIGINT,
+                compile_output TEXT,
+                message TEXT,
+                judged_generation BIGINT,
+                judged_attempt_id TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                judged_at BIGINT,
+                UNIQUE (user_id, idempotency_key)
+            );
+            CREATE INDEX submissions_leases ON submissions (state, judging_lease_expires_at);
+            CREATE INDEX submissions_by_problem ON submissions (problem_id, id);
+            CREATE TABLE submission_tests (
+                submission_id BIGINT NOT NULL,
+                generation BIGINT NOT NULL,
+                position BIGINT NOT NULL,
+                name TEXT NOT NULL,
+                test_group TEXT NOT NULL,
+                verdict TEXT NOT NULL,
+                time_ms BIGINT NOT NULL,
+                wall_time_ms BIGINT NOT NULL,
+                memory_kib BIGINT NOT NULL,
+                message TEXT NOT NULL,
+                score DOUBLE PRECISION,
+                output TEXT,
+                PRIMARY KEY (submission_id, generation, position)
+            );
+            CREATE TABLE judge_outbox (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                submission_id BIGINT NOT NULL,
+                generation BIGINT NOT NULL,
+                payload TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                last_error TEXT,
+                next_retry_at BIGINT NOT NULL,
+                created_at BIGINT NOT NULL,
+                sent_at BIGINT,
+                is_shadow BIGINT NOT NULL DEFAULT 0,
+                UNIQUE (submission_id, generation)
+            );
+            CREATE INDEX judge_outbox_due ON judge_outbox (state, next_retry_at);
+            CREATE TABLE events_outbox (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                event_id TEXT NOT NULL UNIQUE,
+                event_type TEXT NOT NULL,
+                aggregate_id BIGINT NOT NULL,
+                aggregate_version BIGINT NOT NULL,
+                schema_version BIGINT NOT NULL,
+                payload TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                published_at BIGINT
+            )",
+        sqlite: "
+            CREATE TABLE submissions (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                user_id INTEGER NOT NULL,
+                problem_id INTEGER NOT NULL,
+                language TEXT NOT NULL,
+                source TEXT NOT NULL,
+                facts TEXT NOT NULL,
+                idempotency_key TEXT,
+                fingerprint TEXT NOT NULL,
+                state TEXT NOT NULL,
+                generation INTEGER NOT NULL,
+                current_attempt_id TEXT,
+                judging_lease_expires_at INTEGER,
+                recoveries INTEGER NOT NULL DEFAULT 0,
+                last_recovery_reason TEXT,
+                verdict TEXT,
+                score REAL,
+                max_score REAL,
+                time_ms INTEGER,
+                memory_kib INTEGER,
+                compile_output TEXT,
+                message TEXT,
+                judged_generation INTEGER,
+                judged_attempt_id TEXT,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                judged_at INTEGER,
+                UNIQUE (user_id, idempotency_key)
+            );
+            CREATE INDEX submissions_leases ON submissions (state, judging_lease_expires_at);
+            CREATE INDEX submissions_by_problem ON submissions (problem_id, id);
+            CREATE TABLE submission_tests (
+                submission_id INTEGER NOT NULL,
+                generation INTEGER NOT NULL,
+                position INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                test_group TEXT NOT NULL,
+                verdict TEXT NOT NULL,
+                time_ms INTEGER NOT NULL,
+                wall_time_ms INTEGER NOT NULL,
+                memory_kib INTEGER NOT NULL,
+                message TEXT NOT NULL,
+                score REAL,
+                output TEXT,
+                PRIMARY KEY (submission_id, generation, position)
+            );
+            CREATE TABLE judge_outbox (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                submission_id INTEGER NOT NULL,
+                generation INTEGER NOT NULL,
+                payload TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT,
+                next_retry_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                sent_at INTEGER,
+                is_shadow INTEGER NOT NULL DEFAULT 0,
+                UNIQUE (submission_id, generation)
+            );
+            CREATE INDEX judge_outbox_due ON judge_outbox (state, next_retry_at);
+            CREATE TABLE events_outbox (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                event_id TEXT NOT NULL UNIQUE,
+                event_type TEXT NOT NULL,
+                aggregate_id INTEGER NOT NULL,
+                aggregate_version INTEGER NOT NULL,
+                schema_version INTEGER NOT NULL,
+                payload TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                published_at INTEGER
+            )",
+    },
+    platform::leases::MIGRATION,
+];
