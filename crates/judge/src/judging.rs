@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -42,9 +42,72 @@ pub enum JudgeError {
 }
 
 /// Per-judging options.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct JudgeOptions {
     pub coverage: Coverage,
+    /// Stops the judging early (a worker that lost its lease); the report is then partial.
+    pub abort: Option<Abort>,
+}
+
+/// Stops a judging from another thread: no further test starts, and the submission's runs in
+/// flight are cancelled.
+#[derive(Clone, Default)]
+pub struct Abort(Arc<AbortState>);
+
+impl std::fmt::Debug for Abort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Abort")
+            .field("aborted", &self.is_aborted())
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct AbortState {
+    aborted: std::sync::atomic::AtomicBool,
+    running: Mutex<Vec<(u64, sandbox::Canceller)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Abort {
+    pub fn abort(&self) {
+        self.0.aborted.store(true, Ordering::SeqCst);
+        for (_, canceller) in self.0.running.lock().unwrap().iter() {
+            canceller.cancel();
+        }
+    }
+
+    pub fn is_aborted(&self) -> bool {
+        self.0.aborted.load(Ordering::SeqCst)
+    }
+
+    /// Keeps a started run cancellable until [`Abort::untrack`].
+    fn track(&self, run: &dyn sandbox::Run) -> u64 {
+        let key = self.0.next.fetch_add(1, Ordering::SeqCst);
+        self.0.running.lock().unwrap().push((key, run.canceller()));
+        if self.is_aborted() {
+            run.canceller().cancel();
+        }
+        key
+    }
+
+    fn untrack(&self, key: u64) {
+        self.0.running.lock().unwrap().retain(|(k, _)| *k != key);
+    }
+
+    /// Runs `spec`, cancellable by this abort while it runs.
+    fn run(
+        &self,
+        sandbox: &dyn Sandbox,
+        spec: &RunSpec,
+        fds: PassedFds,
+    ) -> Result<RunOutcome, sandbox::SpecError> {
+        let run = sandbox.start(spec, fds)?;
+        let key = self.track(run.as_ref());
+        let outcome = run.wait();
+        self.untrack(key);
+        Ok(outcome)
+    }
 }
 
 /// Which tests are judged.
@@ -409,7 +472,8 @@ impl<'a> Judge<'a> {
         progress(Progress::Compiled { ok: true });
         let rules = options.coverage.rules(problem.kind);
         let plan = Plan::new(&problem.data);
-        let results = self.run_plan(prepared, &program, &plan, rules, progress);
+        let abort = options.abort.clone().unwrap_or_default();
+        let results = self.run_plan(prepared, &program, &plan, rules, &abort, progress);
         Ok(aggregate(problem, &plan, results, rules, compile_output))
     }
 
@@ -420,6 +484,7 @@ impl<'a> Judge<'a> {
         program: &Compiled,
         plan: &Plan<'_>,
         rules: SkipRules,
+        abort: &Abort,
         progress: &(dyn Fn(Progress<'_>) + Sync),
     ) -> Vec<Option<TestResult>> {
         let total = plan.cases.len();
@@ -434,11 +499,15 @@ impl<'a> Judge<'a> {
                     if index >= total {
                         return;
                     }
+                    if abort.is_aborted() {
+                        return;
+                    }
                     if failures.lock().unwrap().skips(plan, index, rules) {
                         continue;
                     }
                     let planned = &plan.cases[index];
-                    let result = self.run_test(prepared, program, planned.case, planned.settings);
+                    let result =
+                        self.run_test(prepared, program, planned.case, planned.settings, abort);
                     if result.verdict != Verdict::AC {
                         failures.lock().unwrap().record(plan, index);
                     }
@@ -463,6 +532,7 @@ impl<'a> Judge<'a> {
         program: &Compiled,
         case: &TestCase,
         settings: &GroupSettings,
+        abort: &Abort,
     ) -> TestResult {
         let problem = prepared.problem;
         let memory_mib = problem.limits.memory_mib;
@@ -492,10 +562,10 @@ impl<'a> Judge<'a> {
         };
         let spec = program.spec(memory_mib, &[], limits);
         let (outcome, decision) = if problem.interactive() {
-            self.run_interactive(prepared, spec, case)
+            self.run_interactive(prepared, spec, case, abort)
         } else {
             let spec = spec.stdin(Stdin::File(case.input.clone()));
-            let outcome = match self.sandbox.run(&spec) {
+            let outcome = match abort.run(self.sandbox, &spec, PassedFds::default()) {
                 Ok(outcome) => outcome,
                 Err(e) => {
                     result.message = format!("invalid run: {e}");
@@ -655,6 +725,7 @@ impl<'a> Judge<'a> {
         prepared: &PreparedProblem<'_>,
         spec: RunSpec,
         case: &TestCase,
+        abort: &Abort,
     ) -> (Option<RunOutcome>, Decision) {
         let Checker::Icpc {
             program: validator,
@@ -696,6 +767,7 @@ impl<'a> Judge<'a> {
             Err(e) => return (None, system_error(format!("invalid run: {e}"))),
         };
         let cancel = submission.canceller();
+        let tracked = abort.track(submission.as_ref());
         let decision = self.run_validator(
             prepared,
             validator,
@@ -716,6 +788,7 @@ impl<'a> Judge<'a> {
             cancel.cancel();
         }
         let outcome = submission.wait();
+        abort.untrack(tracked);
         // Which side ended first decides: a submission that failed on its own (crash, time,
         // memory) gets its failure; one that was cut off (cancelled, or its pipe closed)
         // because the validator had already decided gets the validator's verdict.

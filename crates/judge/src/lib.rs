@@ -12,8 +12,8 @@ pub mod verdict;
 mod verify;
 
 pub use judging::{
-    Compilation, Compiled, Coverage, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem,
-    Progress, TestResult,
+    Abort, Compilation, Compiled, Coverage, Judge, JudgeError, JudgeOptions, JudgeReport,
+    PreparedProblem, Progress, TestResult,
 };
 pub use language::{default_languages, Language, LanguageConfig, Languages, Unavailable};
 pub use package::{PackageError, Problem};

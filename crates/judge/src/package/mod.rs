@@ -448,6 +448,40 @@ fn read_timelimit_file(dir: &Path) -> Result<Option<u64>, PackageError> {
     Ok(Some((seconds * 1000.0).round() as u64))
 }
 
+/// The content hash of a package: SHA-256 over every file's relative path and bytes, in
+/// path order. Packages are stored and fetched by this hash.
+pub fn content_hash(dir: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(root, &path, out)?;
+            } else {
+                out.push(
+                    path.strip_prefix(root)
+                        .expect("below the root")
+                        .to_path_buf(),
+                );
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    walk(dir, dir, &mut files)?;
+    files.sort();
+    let mut hash = Sha256::new();
+    for file in files {
+        let name = file.to_string_lossy();
+        let bytes = std::fs::read(dir.join(&file))?;
+        hash.update((name.len() as u64).to_le_bytes());
+        hash.update(name.as_bytes());
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(&bytes);
+    }
+    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Source-file extensions and the language that compiles them.
 pub const EXTENSIONS: &[(&str, &str)] = &[
     ("c", "c"),
@@ -699,6 +733,26 @@ mod tests {
             let error = yaml_error(text);
             assert!(error.contains(expected), "{text:?} gave {error:?}");
         }
+    }
+
+    #[test]
+    fn content_hashes_see_every_byte_and_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+        std::fs::write(dir.path().join("problem.yaml"), "name: x\n").unwrap();
+        std::fs::write(dir.path().join("data/secret/1.in"), "1\n").unwrap();
+        let first = content_hash(dir.path()).unwrap();
+        assert_eq!(first.len(), 64);
+        assert_eq!(content_hash(dir.path()).unwrap(), first);
+        std::fs::write(dir.path().join("data/secret/1.in"), "2\n").unwrap();
+        let changed = content_hash(dir.path()).unwrap();
+        assert_ne!(changed, first);
+        std::fs::rename(
+            dir.path().join("data/secret/1.in"),
+            dir.path().join("data/secret/2.in"),
+        )
+        .unwrap();
+        assert_ne!(content_hash(dir.path()).unwrap(), changed);
     }
 
     #[test]

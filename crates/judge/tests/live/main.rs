@@ -95,7 +95,10 @@ fn judge(
         &prepared,
         language,
         source.as_bytes(),
-        JudgeOptions { coverage },
+        JudgeOptions {
+            coverage,
+            abort: None,
+        },
         &|_| {},
     )
 }

@@ -92,6 +92,7 @@ pub fn run(tests: usize, numbers: usize, json: bool) -> anyhow::Result<ExitCode>
             source.as_bytes(),
             JudgeOptions {
                 coverage: Coverage::All,
+                abort: None,
             },
             &|p| {
                 if let Progress::Compiled { .. } = p {

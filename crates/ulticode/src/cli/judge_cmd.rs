@@ -120,6 +120,7 @@ pub fn judge(args: JudgeArgs) -> anyhow::Result<ExitCode> {
         } else {
             Coverage::Package
         },
+        abort: None,
     };
     let terminal = !args.json && std::io::stderr().is_terminal();
     let show = |p: Progress<'_>| {

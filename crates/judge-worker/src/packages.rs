@@ -1,0 +1,100 @@
+//! Problem packages by content hash, from a local directory (`<root>/<hash>/`). This is the
+//! problem-facts port's local adapter; App's HTTP adapter serves the same contract remotely.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use contracts::{PortError, ProblemPackagePort};
+
+#[derive(Debug, Clone)]
+pub struct LocalPackages {
+    root: PathBuf,
+}
+
+impl LocalPackages {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// Stores a package directory under its content hash and returns the hash.
+    pub fn register(&self, package: &Path) -> std::io::Result<String> {
+        let hash = judge::package::content_hash(package)?;
+        let target = self.root.join(&hash);
+        if !target.exists() {
+            let staging = self
+                .root
+                .join(format!(".{hash}.{}", uuid::Uuid::new_v4().simple()));
+            copy_tree(package, &staging)?;
+            // Publish atomically: a reader sees the whole package or none of it.
+            if let Err(e) = std::fs::rename(&staging, &target) {
+                let _ = std::fs::remove_dir_all(&staging);
+                if !target.exists() {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(hash)
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl ProblemPackagePort for LocalPackages {
+    async fn package(&self, hash: &str) -> Result<PathBuf, PortError> {
+        if hash.is_empty() || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(PortError::Rejected(format!("not a package hash: {hash:?}")));
+        }
+        let path = self.root.join(hash);
+        if path.join("problem.yaml").is_file() {
+            Ok(path)
+        } else {
+            Err(PortError::Unavailable(format!(
+                "package {hash} is not in {}",
+                self.root.display()
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn packages_are_stored_and_found_by_content_hash() {
+        let root = tempfile::tempdir().unwrap();
+        let package = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(package.path().join("data/secret")).unwrap();
+        std::fs::write(package.path().join("problem.yaml"), "name: x\n").unwrap();
+        std::fs::write(package.path().join("data/secret/1.in"), "1\n").unwrap();
+        let store = LocalPackages::new(root.path());
+        let hash = store.register(package.path()).unwrap();
+        assert_eq!(store.register(package.path()).unwrap(), hash, "idempotent");
+        let found = store.package(&hash).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(found.join("data/secret/1.in")).unwrap(),
+            "1\n"
+        );
+        assert!(matches!(
+            store.package("00ff").await,
+            Err(PortError::Unavailable(_))
+        ));
+        assert!(matches!(
+            store.package("../etc").await,
+            Err(PortError::Rejected(_))
+        ));
+    }
+}
