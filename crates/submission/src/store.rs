@@ -586,16 +586,14 @@ impl SubmissionStore {
         tx: &mut Transaction<'static, Any>,
         id: SubmissionId,
         generation: Generation,
-        condition: &str,
-        extra: &[ExtraParam],
-        reason: &str,
-        count_recovery: bool,
+        rule: &RecoveryRule,
     ) -> Result<Recovery, DbError> {
-        let budget = if count_recovery {
-            self.config.max_recoveries
-        } else {
-            i64::MAX
-        };
+        let RecoveryRule {
+            condition,
+            params: extra,
+            reason,
+        } = rule;
+        let budget = self.config.max_recoveries;
         let next = extra.len() + 3;
         let sql = format!(
             "UPDATE submissions SET generation = generation + 1, state = 'pending', current_attempt_id = NULL, \
@@ -610,7 +608,7 @@ impl SubmissionStore {
             query = param.bind(query);
         }
         let row = query
-            .bind(i64::from(count_recovery))
+            .bind(1i64)
             .bind(reason.to_string())
             .bind(budget)
             .fetch_optional(&mut **tx)
@@ -666,10 +664,11 @@ impl SubmissionStore {
                 &mut tx,
                 id,
                 generation,
-                "current_attempt_id = $3 AND state = 'judging'",
-                &[ExtraParam::Text(attempt.0.clone())],
-                &format!("infrastructure failure: {reason}"),
-                true,
+                &RecoveryRule {
+                    condition: "current_attempt_id = $3 AND state = 'judging'".to_string(),
+                    params: vec![ExtraParam::Text(attempt.0.clone())],
+                    reason: format!("infrastructure failure: {reason}"),
+                },
             )
             .await?;
         tx.commit().await?;
@@ -747,14 +746,15 @@ impl SubmissionStore {
                     &mut tx,
                     SubmissionId(id),
                     Generation(generation),
-                    &condition,
-                    &[
-                        ExtraParam::Text(name.clone()),
-                        ExtraParam::Text(owner.clone()),
-                        ExtraParam::Int(token),
-                    ],
-                    "judging lease expired",
-                    true,
+                    &RecoveryRule {
+                        condition: condition.clone(),
+                        params: vec![
+                            ExtraParam::Text(name.clone()),
+                            ExtraParam::Text(owner.clone()),
+                            ExtraParam::Int(token),
+                        ],
+                        reason: "judging lease expired".to_string(),
+                    },
                 )
                 .await?;
             done.push((SubmissionId(id), outcome));
@@ -800,14 +800,15 @@ impl SubmissionStore {
                     &mut tx,
                     SubmissionId(id),
                     Generation(generation),
-                    &condition,
-                    &[
-                        ExtraParam::Text(name.clone()),
-                        ExtraParam::Text(owner.clone()),
-                        ExtraParam::Int(token),
-                    ],
-                    "judge intent sent but never picked up",
-                    true,
+                    &RecoveryRule {
+                        condition: condition.clone(),
+                        params: vec![
+                            ExtraParam::Text(name.clone()),
+                            ExtraParam::Text(owner.clone()),
+                            ExtraParam::Int(token),
+                        ],
+                        reason: "judge intent sent but never picked up".to_string(),
+                    },
                 )
                 .await?;
             done.push((SubmissionId(id), outcome));
@@ -842,6 +843,14 @@ impl SubmissionStore {
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
             .collect()
     }
+}
+
+/// When and why a recovery applies: `condition` (with `$1` = id, `$2` = generation, then
+/// `params`) must hold, and `reason` is recorded.
+struct RecoveryRule {
+    condition: String,
+    params: Vec<ExtraParam>,
+    reason: String,
 }
 
 /// A further parameter of a recovery condition.
