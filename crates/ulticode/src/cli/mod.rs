@@ -2,8 +2,10 @@
 
 mod bench;
 mod bench_judge;
+mod chaos;
 mod judge_cmd;
 mod sandbox_cmd;
+mod services;
 
 use std::process::ExitCode;
 
@@ -32,6 +34,13 @@ enum Command {
     Problem(judge_cmd::ProblemCommand),
     /// List the languages and whether this machine can use them.
     Languages(judge_cmd::LanguagesArgs),
+    /// Run the Submission owner's dispatcher: outbox dispatch, lease reaper, delivery
+    /// sweeper, and the internal judging port for judge workers.
+    Dispatcher(services::DispatcherArgs),
+    /// Run a judge worker: consume the judge queue and judge in the sandbox.
+    JudgeWorker(services::WorkerArgs),
+    /// Run the distributed shape under injected faults and check its invariants.
+    Chaos(chaos::ChaosArgs),
     /// Benchmarks whose figures go into release notes.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -44,6 +53,9 @@ impl Cli {
             Command::Judge(args) => judge_cmd::judge(args),
             Command::Problem(cmd) => judge_cmd::problem(cmd),
             Command::Languages(args) => judge_cmd::languages(args),
+            Command::Dispatcher(args) => services::dispatcher(args),
+            Command::JudgeWorker(args) => services::worker(args),
+            Command::Chaos(args) => chaos::run(args),
             Command::Bench(cmd) => cmd.run(),
         }
     }

@@ -1,0 +1,271 @@
+//! The distributed shape's background processes: the dispatcher (the Submission owner's
+//! outbox dispatcher, lease reaper, delivery sweeper and internal judging port) and the
+//! judge workers (no database credentials: queue + judging port over HTTP).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use clap::Args;
+use judge::{default_languages, Languages};
+use judge_worker::{HttpJudgingPort, JudgeWorker, LocalPackages, WorkerConfig};
+use platform::{Db, Metrics, Shutdown};
+use queue::{JudgeQueue, QueueConfig, RedisQueue, SqlQueue};
+use submission::{
+    Dispatcher, DispatcherConfig, MaintenanceConfig, SubmissionConfig, SubmissionStore,
+};
+
+/// Where the judge queue lives.
+#[derive(Debug, Args, Clone)]
+pub struct QueueArgs {
+    /// Redis URL; without it the queue is the SQL stream in the submission database.
+    #[arg(long, env = "ULTICODE_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Hash-tag prefix of the queue's Redis keys.
+    #[arg(long, default_value = "ulticode", env = "ULTICODE_QUEUE_PREFIX")]
+    pub queue_prefix: String,
+    /// Idle time after which a pending entry is reclaimed, in seconds.
+    #[arg(long, default_value_t = 1800)]
+    pub visibility_timeout_s: u64,
+    /// Deliveries after which an entry becomes a dead letter.
+    #[arg(long, default_value_t = 5)]
+    pub max_deliveries: u64,
+}
+
+impl QueueArgs {
+    pub fn config(&self) -> QueueConfig {
+        QueueConfig {
+            visibility_timeout: Duration::from_secs(self.visibility_timeout_s),
+            max_deliveries: self.max_deliveries,
+            ..QueueConfig::default()
+        }
+    }
+
+    /// The Redis queue, or the SQL stream on `sql_url` (the queue's own schema or file).
+    pub async fn open(&self, sql_url: Option<&str>) -> anyhow::Result<Arc<dyn JudgeQueue>> {
+        match (&self.redis_url, sql_url) {
+            (Some(redis), _) => Ok(Arc::new(
+                RedisQueue::connect(redis, &self.queue_prefix, self.config())
+                    .await
+                    .context("connect to Redis")?,
+            )),
+            (None, Some(url)) => {
+                let db = Db::connect(url, Some("queue"), 4)
+                    .await
+                    .context("connect the SQL stream")?;
+                Ok(Arc::new(SqlQueue::new(db, self.config()).await?))
+            }
+            (None, None) => Err(anyhow!(
+                "no queue: pass --redis-url (or run where the SQL stream's database is reachable)"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct DispatcherArgs {
+    /// The Submission owner's database (its role; PostgreSQL or SQLite).
+    #[arg(long, env = "ULTICODE_SUBMISSION_DATABASE_URL")]
+    database_url: String,
+    #[command(flatten)]
+    queue: QueueArgs,
+    /// Serve the internal judging port for remote judge workers here.
+    #[arg(long, default_value = "127.0.0.1:7801")]
+    judging_listen: SocketAddr,
+    /// Serve Prometheus metrics here.
+    #[arg(long, default_value = "127.0.0.1:7802")]
+    metrics_listen: SocketAddr,
+    /// The token judge workers present (a secret: never logged).
+    #[arg(long, env = "ULTICODE_SERVICE_TOKEN", hide_env_values = true)]
+    service_token: String,
+    /// Judging lease TTL in milliseconds.
+    #[arg(long, default_value_t = 60_000)]
+    lease_ttl_ms: u64,
+    /// Recoveries before a submission ends in System Error.
+    #[arg(long, default_value_t = 5)]
+    max_recoveries: i64,
+    /// Outbox rows per dispatch pass.
+    #[arg(long, default_value_t = 50)]
+    batch: i64,
+    /// Milliseconds between dispatch passes when nothing wakes the dispatcher.
+    #[arg(long, default_value_t = 2_000)]
+    interval_ms: u64,
+    /// Milliseconds between lease-reaper passes.
+    #[arg(long, default_value_t = 10_000)]
+    reap_interval_ms: u64,
+    /// A pending submission whose intent was sent this many milliseconds ago is re-driven.
+    #[arg(long, default_value_t = 300_000)]
+    sweep_after_ms: u64,
+}
+
+pub fn init_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("ULTICODE_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn serve(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    shutdown: Shutdown,
+) -> std::io::Result<()> {
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.triggered().await })
+        .await
+}
+
+pub fn dispatcher(args: DispatcherArgs) -> anyhow::Result<ExitCode> {
+    init_logging();
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let shutdown = Shutdown::new();
+        shutdown.trigger_on_signals();
+        let metrics = Metrics::new();
+        let db = Db::connect(&args.database_url, Some("submission"), 16)
+            .await
+            .context("connect the submission database")?;
+        let config = SubmissionConfig {
+            lease_ttl: Duration::from_millis(args.lease_ttl_ms),
+            max_recoveries: args.max_recoveries,
+        };
+        let store = SubmissionStore::open(db, config).await?;
+        let queue = args.queue.open(Some(&args.database_url)).await?;
+        let judging = tokio::net::TcpListener::bind(args.judging_listen).await.context("bind the judging port")?;
+        let metrics_listener = tokio::net::TcpListener::bind(args.metrics_listen).await.context("bind the metrics port")?;
+        tracing::info!(judging = %judging.local_addr()?, metrics = %metrics_listener.local_addr()?, "dispatcher up");
+        let owner = format!("dispatcher-{}-{}", hostname(), std::process::id());
+        let dispatch = Dispatcher::new(
+            store.clone(),
+            Some(queue),
+            DispatcherConfig {
+                batch: args.batch,
+                interval: Duration::from_millis(args.interval_ms),
+                cutover_watermark_ms: 0,
+            },
+            metrics.clone(),
+        );
+        let maintenance = MaintenanceConfig {
+            reap_interval: Duration::from_millis(args.reap_interval_ms),
+            sweep_interval: Duration::from_millis(args.reap_interval_ms.max(1_000)),
+            sweep_after: Duration::from_millis(args.sweep_after_ms),
+            ..MaintenanceConfig::default()
+        };
+        let tasks = vec![
+            tokio::spawn(dispatch.run(shutdown.clone())),
+            tokio::spawn(submission::maintenance::run(store.clone(), owner, maintenance, metrics.clone(), shutdown.clone())),
+            tokio::spawn({
+                let (app, shutdown) = (submission::port::routes(store, args.service_token), shutdown.clone());
+                async move {
+                    let _ = serve(judging, app, shutdown).await;
+                }
+            }),
+            tokio::spawn({
+                let (metrics, shutdown) = (metrics.clone(), shutdown.clone());
+                async move {
+                    let _ = metrics.serve(metrics_listener, shutdown).await;
+                }
+            }),
+        ];
+        shutdown.triggered().await;
+        let _ = platform::lifecycle::drain(futures_join(tasks), Duration::from_secs(10)).await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn futures_join(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for task in tasks {
+        let _ = task.await;
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map_or_else(|_| "host".into(), |h| h.trim().to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The Submission owner's internal judging port.
+    #[arg(
+        long,
+        env = "ULTICODE_JUDGING_URL",
+        default_value = "http://127.0.0.1:7801"
+    )]
+    judging_url: String,
+    /// The service token (a secret: never logged).
+    #[arg(long, env = "ULTICODE_SERVICE_TOKEN", hide_env_values = true)]
+    service_token: String,
+    #[command(flatten)]
+    queue: QueueArgs,
+    /// Directory of problem packages by content hash.
+    #[arg(long, env = "ULTICODE_PACKAGES")]
+    packages: PathBuf,
+    /// Submissions judged at once.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Lease renewal period in milliseconds (a third of the lease TTL).
+    #[arg(long, default_value_t = 20_000)]
+    heartbeat_ms: u64,
+    /// Milliseconds between reclaim passes over idle pending entries.
+    #[arg(long, default_value_t = 10_000)]
+    reclaim_interval_ms: u64,
+    /// This worker's consumer name [default: hostname-pid].
+    #[arg(long)]
+    consumer: Option<String>,
+    /// Serve Prometheus metrics here.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    metrics_listen: SocketAddr,
+}
+
+pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    init_logging();
+    // Languages are probed (in the sandbox) before the runtime starts its threads.
+    let sandbox = Arc::new(super::native_sandbox()?);
+    let languages = Arc::new(Languages::detect(sandbox.as_ref(), default_languages()));
+    for unavailable in &languages.unavailable {
+        tracing::info!(language = %unavailable.id, reason = %unavailable.reason, "language unavailable");
+    }
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let shutdown = Shutdown::new();
+        shutdown.trigger_on_signals();
+        let metrics = Metrics::new();
+        let queue = args.queue.open(None).await?;
+        let consumer = args
+            .consumer
+            .unwrap_or_else(|| format!("{}-{}", hostname(), std::process::id()));
+        let config = WorkerConfig {
+            concurrency: args.concurrency,
+            heartbeat: Duration::from_millis(args.heartbeat_ms),
+            reclaim_interval: Duration::from_millis(args.reclaim_interval_ms),
+            ..WorkerConfig::new(consumer.clone())
+        };
+        let worker = Arc::new(JudgeWorker::new(
+            queue,
+            Arc::new(HttpJudgingPort::new(&args.judging_url, &args.service_token)),
+            Arc::new(LocalPackages::new(args.packages)),
+            sandbox,
+            languages,
+            metrics.clone(),
+            config,
+        ));
+        let metrics_listener = tokio::net::TcpListener::bind(args.metrics_listen).await?;
+        tracing::info!(%consumer, metrics = %metrics_listener.local_addr()?, "judge worker up");
+        let serving = tokio::spawn({
+            let shutdown = shutdown.clone();
+            async move {
+                let _ = metrics.serve(metrics_listener, shutdown).await;
+            }
+        });
+        worker.run(shutdown, Duration::from_secs(30)).await;
+        let _ = serving.await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
