@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use contracts::JudgeMessage;
+use contracts::{Generation, JudgeMessage, SubmissionId};
 use platform::db::Row;
 use platform::{Backend, DbError, Metrics, Shutdown};
 use queue::{Enqueued, JudgeQueue};
@@ -82,7 +82,8 @@ impl Dispatcher {
         }
     }
 
-    /// One pass over the due rows.
+    /// One pass over the due rows: malformed rows die, the rest are enqueued concurrently
+    /// (pipelined on one connection) and marked in one statement per outcome.
     pub async fn pass(&self) -> Result<PassReport, DbError> {
         let db = self.store.db();
         let mut tx = db.begin().await?;
@@ -97,6 +98,7 @@ impl Dispatcher {
             .fetch_all(&mut *tx)
             .await?;
         let mut report = PassReport::default();
+        let mut valid = Vec::with_capacity(rows.len());
         for row in rows {
             let id: i64 = row.try_get(0)?;
             let submission_id: i64 = row.try_get(1)?;
@@ -110,51 +112,47 @@ impl Dispatcher {
                 }
                 Err(e) => Some(format!("payload is not a judge intent: {e}")),
             };
-            if let Some(reason) = malformed {
-                db.query("UPDATE judge_outbox SET state = 'DEAD', last_error = $2 WHERE id = $1")
-                    .bind(id)
-                    .bind(reason.clone())
-                    .execute(&mut *tx)
-                    .await?;
-                db.query(
-                    "UPDATE submissions SET state = 'done', verdict = 'SE', message = $3, judged_generation = generation, \
-                     current_attempt_id = NULL, judging_lease_expires_at = NULL, judged_at = {now}, updated_at = {now} \
-                     WHERE id = $1 AND generation = $2",
-                )
-                .bind(submission_id)
-                .bind(generation)
-                .bind(format!("the judge intent could not be dispatched: {reason}"))
-                .execute(&mut *tx)
-                .await?;
-                self.metrics
-                    .inc("outbox_dead_total", "Judge intents marked DEAD.", &[], 1);
-                report.dead += 1;
-                continue;
+            match malformed {
+                Some(reason) => {
+                    self.bury(&mut tx, id, submission_id, generation, &reason)
+                        .await?;
+                    report.dead += 1;
+                }
+                None => valid.push((
+                    id,
+                    format!("{submission_id}:{generation}"),
+                    payload,
+                    attempts,
+                )),
             }
-            let result = match &self.queue {
-                None => Err("no queue provider is configured".to_string()),
-                Some(queue) => queue
-                    .enqueue(&format!("{submission_id}:{generation}"), &payload)
-                    .await
-                    .map_err(|e| e.to_string()),
-            };
+        }
+        let results: Vec<Result<(), String>> = match &self.queue {
+            None => valid
+                .iter()
+                .map(|_| Err("no queue provider is configured".to_string()))
+                .collect(),
+            Some(queue) => {
+                futures::future::join_all(valid.iter().map(|(_, key, payload, _)| async move {
+                    match queue.enqueue(key, payload).await {
+                        // Already enqueued under this key: the intent is on the queue.
+                        Ok(Enqueued::Added(_)) | Ok(Enqueued::Duplicate) => Ok(()),
+                        Err(e) => Err(e.to_string()),
+                    }
+                }))
+                .await
+            }
+        };
+        let mut sent = Vec::new();
+        for ((id, _, _, attempts), result) in valid.iter().zip(results) {
             match result {
-                Ok(Enqueued::Added(_)) | Ok(Enqueued::Duplicate) => {
-                    db.query("UPDATE judge_outbox SET state = 'SENT', sent_at = {now}, last_error = NULL WHERE id = $1")
-                        .bind(id)
+                Ok(()) => sent.push(*id),
+                Err(error) => {
+                    db.query("UPDATE judge_outbox SET attempts = attempts + 1, last_error = $2, next_retry_at = {now} + $3 WHERE id = $1")
+                        .bind(*id)
+                        .bind(error)
+                        .bind(backoff(*attempts).as_millis() as i64)
                         .execute(&mut *tx)
                         .await?;
-                    report.sent += 1;
-                }
-                Err(error) => {
-                    db.query(
-                        "UPDATE judge_outbox SET attempts = attempts + 1, last_error = $2, next_retry_at = {now} + $3 WHERE id = $1",
-                    )
-                    .bind(id)
-                    .bind(error)
-                    .bind(backoff(attempts).as_millis() as i64)
-                    .execute(&mut *tx)
-                    .await?;
                     self.metrics.inc(
                         "outbox_dispatch_retries_total",
                         "Failed dispatch attempts, retried later.",
@@ -165,8 +163,50 @@ impl Dispatcher {
                 }
             }
         }
+        for chunk in sent.chunks(500) {
+            let list: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "UPDATE judge_outbox SET state = 'SENT', sent_at = {{now}}, last_error = NULL WHERE id IN ({})",
+                list.join(", ")
+            );
+            let mut query = db.query(&sql);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            query.execute(&mut *tx).await?;
+        }
+        report.sent = sent.len();
         tx.commit().await?;
         Ok(report)
+    }
+
+    /// Marks a malformed intent `DEAD` and its submission System Error, in the pass's
+    /// transaction: never "sent".
+    async fn bury(
+        &self,
+        tx: &mut platform::db::Transaction<'static, platform::db::Any>,
+        id: i64,
+        submission_id: i64,
+        generation: i64,
+        reason: &str,
+    ) -> Result<(), DbError> {
+        let db = self.store.db();
+        db.query("UPDATE judge_outbox SET state = 'DEAD', last_error = $2 WHERE id = $1")
+            .bind(id)
+            .bind(reason.to_string())
+            .execute(&mut **tx)
+            .await?;
+        self.store
+            .fail_undispatchable(
+                tx,
+                SubmissionId(submission_id),
+                Generation(generation),
+                reason,
+            )
+            .await?;
+        self.metrics
+            .inc("outbox_dead_total", "Judge intents marked DEAD.", &[], 1);
+        Ok(())
     }
 
     /// Publishes outbox gauges.

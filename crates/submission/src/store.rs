@@ -578,6 +578,36 @@ impl SubmissionStore {
         Ok(())
     }
 
+    /// A judge intent that can never be dispatched (malformed): the submission ends in
+    /// System Error with the reason and its event, in the caller's transaction.
+    pub(crate) async fn fail_undispatchable(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        id: SubmissionId,
+        generation: Generation,
+        reason: &str,
+    ) -> Result<(), DbError> {
+        let failed = self
+            .db
+            .query(
+                "UPDATE submissions SET state = 'done', verdict = 'SE', message = $3, judged_generation = generation, \
+                 judged_attempt_id = NULL, current_attempt_id = NULL, judging_lease_expires_at = NULL, \
+                 judged_at = {now}, updated_at = {now} \
+                 WHERE id = $1 AND generation = $2",
+            )
+            .bind(id.0)
+            .bind(generation.0)
+            .bind(format!("the judge intent could not be dispatched: {reason}"))
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+        if failed == 1 {
+            self.judged_event(tx, id, generation, None, Verdict::SE, None)
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Moves a submission whose `condition` holds (with `$1` = id, `$2` = generation and any
     /// further parameters bound by `bind_more`) to a new generation with a fresh judge intent,
     /// or to System Error once the recovery budget is spent.

@@ -23,6 +23,8 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The delivery path: outbox relay throughput and submit-to-verdict latency.
+    Pipeline(super::bench_pipeline::PipelineArgs),
     /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time.
     Sandbox {
         /// The program to run, with its arguments [default: /bin/true].
@@ -52,6 +54,7 @@ impl BenchCommand {
                 };
                 bench_sandbox(&program, runs, json)
             }
+            BenchCommand::Pipeline(args) => super::bench_pipeline::run(args),
             BenchCommand::Judge {
                 tests,
                 numbers,

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_judge;
+mod bench_pipeline;
 mod chaos;
 mod judge_cmd;
 mod sandbox_cmd;
