@@ -9,7 +9,7 @@ use crate::ids::{ProblemId, UserId};
 /// The schema version this build writes and accepts.
 pub const FACTS_SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SubmissionFactsSnapshot {
     pub schema_version: u32,
     pub user_id: UserId,
@@ -145,4 +145,35 @@ mod tests {
             })
         );
     }
+}
+
+/// Why App could not capture facts for a submission.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FactsError {
+    /// No such problem, or one the caller may not see (the two are not told apart).
+    #[error("problem {0:?} not found")]
+    ProblemNotFound(String),
+    #[error("problem {0:?} has no test data yet")]
+    NoTestData(String),
+    #[error(transparent)]
+    Port(#[from] crate::judging::PortError),
+}
+
+/// App's facts port: the snapshot Submission's intake checks and stores.
+#[async_trait::async_trait]
+pub trait ProblemFacts: Send + Sync {
+    /// Facts for `user` submitting to the problem with this slug.
+    async fn capture(
+        &self,
+        user: &crate::identity::Principal,
+        problem_slug: &str,
+    ) -> Result<SubmissionFactsSnapshot, FactsError>;
+
+    /// Whether `viewer` may see the problem (hidden problems exist only for setters and
+    /// admins), so Submission can hide submissions to problems the viewer cannot see.
+    async fn visible(
+        &self,
+        viewer: &crate::identity::Principal,
+        problem: ProblemId,
+    ) -> Result<bool, crate::judging::PortError>;
 }

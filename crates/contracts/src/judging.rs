@@ -11,7 +11,7 @@ use crate::ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
 use crate::verdict::Verdict;
 
 /// The queue payload: one judging intent for one generation of a submission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct JudgeMessage {
     pub submission_id: SubmissionId,
     pub generation: Generation,
@@ -46,7 +46,7 @@ impl JudgeMessage {
 }
 
 /// What a worker gets once it holds the lease.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct JudgeJob {
     pub submission_id: SubmissionId,
     pub generation: Generation,
@@ -59,7 +59,7 @@ pub struct JudgeJob {
 }
 
 /// Why an acquire found nothing to do: the message is stale and may be acknowledged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StaleReason {
     UnknownSubmission,
@@ -69,7 +69,7 @@ pub enum StaleReason {
     NotPending,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case", tag = "outcome")]
 pub enum Acquired {
     Job(Box<JudgeJob>),
@@ -77,7 +77,7 @@ pub enum Acquired {
 }
 
 /// One test's result as stored with the verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TestOutcome {
     pub name: String,
     pub group: String,
@@ -94,7 +94,7 @@ pub struct TestOutcome {
 }
 
 /// The result of judging one generation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct JudgeResult {
     pub verdict: Verdict,
     pub score: Option<f64>,
@@ -103,6 +103,18 @@ pub struct JudgeResult {
     pub memory_kib: u64,
     pub compile_output: String,
     pub tests: Vec<TestOutcome>,
+}
+
+/// How far a judging has got, for live status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case", tag = "stage")]
+pub enum JudgeProgress {
+    Compiling,
+    /// Test `test` (1-based) of `total` is being judged.
+    Running {
+        test: u32,
+        total: u32,
+    },
 }
 
 /// A port call that did not complete.
@@ -141,6 +153,14 @@ pub trait JudgingPort: Send + Sync {
         result: &JudgeResult,
     ) -> Result<bool, PortError>;
 
+    /// Live progress of attempt `a` (best effort; `false`: the attempt lost its claim).
+    async fn progress(
+        &self,
+        id: SubmissionId,
+        attempt: &AttemptId,
+        progress: JudgeProgress,
+    ) -> Result<bool, PortError>;
+
     /// The judging infrastructure failed (not the program): give the submission a new
     /// generation to be retried, or a System Error once its recovery budget is spent.
     async fn infrastructure_failure(
@@ -164,43 +184,53 @@ pub trait ProblemPackagePort: Send + Sync {
 pub mod wire {
     use serde::{Deserialize, Serialize};
 
-    use super::JudgeResult;
+    use super::{JudgeProgress, JudgeResult};
     use crate::ids::{AttemptId, Generation, SubmissionId};
 
     pub const ACQUIRE: &str = "/internal/v1/judging/acquire";
     pub const RENEW: &str = "/internal/v1/judging/renew";
     pub const COMPLETE: &str = "/internal/v1/judging/complete";
     pub const INFRASTRUCTURE_FAILURE: &str = "/internal/v1/judging/infrastructure-failure";
+    pub const PROGRESS: &str = "/internal/v1/judging/progress";
+    /// App's package archives: `GET {PACKAGES}/{hash}`.
+    pub const PACKAGES: &str = "/internal/v1/packages";
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
     pub struct Claim {
         pub submission_id: SubmissionId,
         pub generation: Generation,
         pub attempt_id: AttemptId,
     }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
     pub struct Renew {
         pub submission_id: SubmissionId,
         pub attempt_id: AttemptId,
     }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
     pub struct Complete {
         #[serde(flatten)]
         pub claim: Claim,
         pub result: JudgeResult,
     }
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
     pub struct Failure {
         #[serde(flatten)]
         pub claim: Claim,
         pub reason: String,
     }
 
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+    pub struct Progress {
+        pub submission_id: SubmissionId,
+        pub attempt_id: AttemptId,
+        pub progress: JudgeProgress,
+    }
+
     /// The answer of renew, complete and infrastructure-failure: whether the claim held.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
     pub struct Held {
         pub held: bool,
     }

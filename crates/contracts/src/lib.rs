@@ -2,15 +2,20 @@
 //! storage, no runtime. An owner implements a port; another owner or a worker calls it through
 //! an in-process or a remote adapter, and neither sees the other's entities.
 
+pub mod admin;
 mod facts;
+mod identity;
 mod ids;
 mod judging;
 mod verdict;
 
-pub use facts::{FactsRejection, SubmissionFactsSnapshot, FACTS_SCHEMA_VERSION};
+pub use facts::{
+    FactsError, FactsRejection, ProblemFacts, SubmissionFactsSnapshot, FACTS_SCHEMA_VERSION,
+};
+pub use identity::{Permission, Principal, Role, TokenRejection, TokenVerifier, UserDirectory};
 pub use ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
 pub use judging::{
-    wire, Acquired, JudgeJob, JudgeMessage, JudgeResult, JudgingPort, PortError,
+    wire, Acquired, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult, JudgingPort, PortError,
     ProblemPackagePort, StaleReason, TestOutcome,
 };
 pub use verdict::Verdict;

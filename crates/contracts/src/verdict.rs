@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// A system error dominates because it means the judging itself is not trustworthy and must be
 /// retried; a compile error means no test ran; among test failures, a crash or a resource
 /// violation says more about the program than a wrong output that followed from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub enum Verdict {
     AC,
     WA,

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use contracts::wire::{self, Claim, Complete, Failure, Held, Renew};
+use contracts::wire::{self, Claim, Complete, Failure, Held, Progress, Renew};
 use contracts::{
-    Acquired, AttemptId, Generation, JudgeResult, JudgingPort, PortError, SubmissionId,
+    Acquired, AttemptId, Generation, JudgeProgress, JudgeResult, JudgingPort, PortError,
+    SubmissionId,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -86,6 +87,25 @@ impl JudgingPort for HttpJudgingPort {
                 &Renew {
                     submission_id: id,
                     attempt_id: attempt.clone(),
+                },
+            )
+            .await?;
+        Ok(held.held)
+    }
+
+    async fn progress(
+        &self,
+        id: SubmissionId,
+        attempt: &AttemptId,
+        progress: JudgeProgress,
+    ) -> Result<bool, PortError> {
+        let held: Held = self
+            .call(
+                wire::PROGRESS,
+                &Progress {
+                    submission_id: id,
+                    attempt_id: attempt.clone(),
+                    progress,
                 },
             )
             .await?;

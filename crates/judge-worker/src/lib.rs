@@ -8,5 +8,5 @@ mod packages;
 mod worker;
 
 pub use http_port::HttpJudgingPort;
-pub use packages::LocalPackages;
+pub use packages::{HttpPackages, LocalPackages};
 pub use worker::{to_result, Handled, JudgeWorker, WorkerConfig};

@@ -1,10 +1,75 @@
-//! Problem packages by content hash, from a local directory (`<root>/<hash>/`). This is the
-//! problem-facts port's local adapter; App's HTTP adapter serves the same contract remotely.
+//! Problem packages by content hash: from a local directory (`<root>/<hash>/`), or fetched
+//! from App's internal package route and unpacked into a local cache after the content hash
+//! is verified.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use contracts::{PortError, ProblemPackagePort};
+use contracts::{wire, PortError, ProblemPackagePort};
+
+/// Fetches package archives from App over HTTP with a service token, caching them unpacked.
+#[derive(Debug, Clone)]
+pub struct HttpPackages {
+    base: String,
+    token: String,
+    cache: PathBuf,
+    client: reqwest::Client,
+}
+
+impl HttpPackages {
+    pub fn new(base_url: &str, service_token: &str, cache: impl Into<PathBuf>) -> Self {
+        Self {
+            base: base_url.trim_end_matches('/').to_string(),
+            token: service_token.to_string(),
+            cache: cache.into(),
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(120))
+                .build()
+                .expect("an HTTP client without TLS always builds"),
+        }
+    }
+}
+
+#[async_trait]
+impl ProblemPackagePort for HttpPackages {
+    async fn package(&self, hash: &str) -> Result<PathBuf, PortError> {
+        if hash.is_empty() || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(PortError::Rejected(format!("not a package hash: {hash:?}")));
+        }
+        let cached = self.cache.join(hash);
+        if cached.join("problem.yaml").is_file() {
+            return Ok(cached);
+        }
+        let response = self
+            .client
+            .get(format!("{}{}/{hash}", self.base, wire::PACKAGES))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            let text = response.text().await.unwrap_or_default();
+            return Err(if status.is_server_error() {
+                PortError::Unavailable(format!("{status}: {text}"))
+            } else {
+                PortError::Rejected(format!("{status}: {text}"))
+            });
+        }
+        let archive = response
+            .bytes()
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))?;
+        let (cache, hash) = (self.cache.clone(), hash.to_string());
+        tokio::task::spawn_blocking(move || {
+            judge::package::archive::install(&archive, &cache, &hash)
+        })
+        .await
+        .map_err(|e| PortError::Unavailable(e.to_string()))?
+        .map_err(|e| PortError::Rejected(e.to_string()))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct LocalPackages {

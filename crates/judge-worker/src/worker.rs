@@ -11,15 +11,15 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use contracts::{
-    Acquired, AttemptId, JudgeJob, JudgeMessage, JudgeResult, JudgingPort, PortError,
-    ProblemPackagePort, TestOutcome, Verdict,
+    Acquired, AttemptId, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult, JudgingPort,
+    PortError, ProblemPackagePort, TestOutcome, Verdict,
 };
-use judge::{Abort, Coverage, Judge, JudgeOptions, JudgeReport, Languages, Problem};
+use judge::{Abort, Coverage, Judge, JudgeOptions, JudgeReport, Languages, Problem, Progress};
 use platform::{Metrics, Shutdown};
 use queue::{Delivery, JudgeQueue};
 use sandbox::Sandbox;
@@ -426,25 +426,63 @@ impl JudgeWorker {
         // The facts the submission was admitted with decide its limits.
         problem.limits.time_limit_ms = job.facts.time_limit_ms;
         problem.limits.memory_mib = job.facts.memory_mib;
+        // Live progress goes to the port from a task; the judging thread only records the
+        // latest value, so a slow port never slows judging down.
+        let total = problem.test_cases().len() as u32;
+        let (progress_tx, mut progress_rx) = tokio::sync::watch::channel(None::<JudgeProgress>);
+        let forward = {
+            let (port, id, attempt) =
+                (self.port.clone(), job.submission_id, job.attempt_id.clone());
+            tokio::spawn(async move {
+                while progress_rx.changed().await.is_ok() {
+                    let latest = *progress_rx.borrow_and_update();
+                    if let Some(progress) = latest {
+                        if let Err(e) = port.progress(id, &attempt, progress).await {
+                            tracing::debug!(error = %e, "progress not reported");
+                        }
+                    }
+                }
+            })
+        };
         let (sandbox, languages, language, source) = (
             self.sandbox.clone(),
             self.languages.clone(),
             job.language.clone(),
             job.source.clone(),
         );
-        tokio::task::spawn_blocking(move || {
+        let judged = tokio::task::spawn_blocking(move || {
             let judge = Judge::new(sandbox.as_ref(), &languages);
             let prepared = judge.prepare(&problem).map_err(|e| e.to_string())?;
             let options = JudgeOptions {
                 coverage: Coverage::Package,
                 abort: Some(abort),
             };
+            let finished = AtomicU32::new(0);
+            let report = |progress: Progress<'_>| {
+                let update = match progress {
+                    Progress::Compiling => JudgeProgress::Compiling,
+                    Progress::Compiled { ok: false } => return,
+                    Progress::Compiled { ok: true } => JudgeProgress::Running { test: 1, total },
+                    Progress::Test { .. } => {
+                        let done = finished.fetch_add(1, Ordering::SeqCst) + 1;
+                        if done >= total {
+                            return;
+                        }
+                        JudgeProgress::Running {
+                            test: done + 1,
+                            total,
+                        }
+                    }
+                };
+                progress_tx.send_replace(Some(update));
+            };
             judge
-                .judge(&prepared, &language, source.as_bytes(), options, &|_| {})
+                .judge(&prepared, &language, source.as_bytes(), options, &report)
                 .map_err(|e| e.to_string())
         })
-        .await
-        .map_err(|e| format!("judging task: {e}"))?
+        .await;
+        let _ = forward.await;
+        judged.map_err(|e| format!("judging task: {e}"))?
     }
 }
 

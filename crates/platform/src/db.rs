@@ -13,6 +13,7 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, AssertSqlSafe, Executor};
 
 pub use sqlx::any::AnyQueryResult;
+pub use sqlx::any::AnyRow;
 pub use sqlx::{Any, Row, Transaction};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

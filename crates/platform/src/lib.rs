@@ -1,8 +1,10 @@
 //! The small shared layer every owner and worker builds on. It holds mechanisms, never domain
 //! rules: a database handle that speaks PostgreSQL or SQLite, per-owner migrations, singleton
-//! leases with fence tokens, shutdown coordination and Prometheus metrics.
+//! leases with fence tokens, shutdown coordination, Prometheus metrics and the shared HTTP
+//! edge (problem details, caller identity, rate limits).
 
 pub mod db;
+pub mod http;
 pub mod leases;
 pub mod lifecycle;
 pub mod metrics;

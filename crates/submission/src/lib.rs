@@ -3,15 +3,18 @@
 //! that recover lost work. It never reads another owner's tables: everything it knows about
 //! the problem and the user arrived in the facts snapshot.
 
+mod admin_port;
+pub mod api;
 pub mod dispatcher;
 pub mod maintenance;
 pub mod port;
 pub mod schema;
 pub mod store;
 
+pub use api::SubmissionApiConfig;
 pub use dispatcher::{Dispatcher, DispatcherConfig};
 pub use maintenance::MaintenanceConfig;
 pub use store::{
-    Recovery, SubmissionConfig, SubmissionRecord, SubmissionStore, SubmitError, SubmitRequest,
-    Submitted,
+    Listing, Recovery, SubmissionConfig, SubmissionRecord, SubmissionStore, SubmitError,
+    SubmitRequest, Submitted,
 };

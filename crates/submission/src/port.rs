@@ -3,13 +3,16 @@
 
 use async_trait::async_trait;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
-use axum::{Json, Router};
-use contracts::wire::{self, Claim, Complete, Failure, Held, Renew};
+use axum::http::HeaderMap;
+use axum::Json;
+use contracts::wire::{Claim, Complete, Failure, Held, Progress, Renew};
 use contracts::{
-    Acquired, AttemptId, Generation, JudgeResult, JudgingPort, PortError, SubmissionId,
+    Acquired, AttemptId, Generation, JudgeProgress, JudgeResult, JudgingPort, PortError,
+    SubmissionId,
 };
+use platform::http::{ApiError, ApiJson, ProblemDetails, ServiceToken};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::store::{Recovery, SubmissionStore};
 
@@ -48,6 +51,17 @@ impl JudgingPort for SubmissionStore {
             .map_err(unavailable)
     }
 
+    async fn progress(
+        &self,
+        id: SubmissionId,
+        attempt: &AttemptId,
+        progress: JudgeProgress,
+    ) -> Result<bool, PortError> {
+        self.report_progress(id, attempt, progress)
+            .await
+            .map_err(unavailable)
+    }
+
     async fn infrastructure_failure(
         &self,
         id: SubmissionId,
@@ -66,47 +80,51 @@ impl JudgingPort for SubmissionStore {
 #[derive(Clone)]
 struct PortState {
     store: SubmissionStore,
-    token: String,
+    token: ServiceToken,
+    metrics: platform::Metrics,
 }
 
-type Reply<T> = Result<Json<T>, (StatusCode, String)>;
+impl PortState {
+    /// Counts a fenced call refused because its claim was stale.
+    fn count_stale(&self, call: &'static str) {
+        self.metrics.inc(
+            "judging_port_stale_total",
+            "Judging-port calls refused because the caller's claim was stale, by call.",
+            &[("call", call)],
+            1,
+        );
+    }
 
-fn authorise(state: &PortState, headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
-    let presented = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    // Constant-time comparison: the token is a secret.
-    let ok = presented.is_some_and(|p| {
-        p.len() == state.token.len()
-            && p.bytes()
-                .zip(state.token.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err((
-            StatusCode::UNAUTHORIZED,
-            "a valid service token is required".into(),
-        ))
+    fn held(&self, call: &'static str, held: bool) -> Json<Held> {
+        if !held {
+            self.count_stale(call);
+        }
+        Json(Held { held })
     }
 }
 
-fn failed(e: PortError) -> (StatusCode, String) {
+type Reply<T> = Result<Json<T>, ApiError>;
+
+fn failed(e: PortError) -> ApiError {
     match e {
-        PortError::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, m),
-        PortError::Rejected(m) => (StatusCode::BAD_REQUEST, m),
+        PortError::Unavailable(m) => ApiError::unavailable("the submission store", m),
+        PortError::Rejected(m) => ApiError::invalid("rejected", m),
     }
 }
 
+/// Acquire the judging lease of a submission's generation (judge workers only).
+#[utoipa::path(post, path = "/internal/v1/judging/acquire", tag = "internal",
+    security(("service" = [])), request_body = Claim,
+    responses(
+        (status = 200, description = "The job, or why the message is stale", body = Acquired),
+        (status = 401, description = "No service token", body = ProblemDetails),
+    ))]
 async fn acquire(
     State(state): State<PortState>,
     headers: HeaderMap,
-    Json(claim): Json<Claim>,
+    ApiJson(claim): ApiJson<Claim>,
 ) -> Reply<Acquired> {
-    authorise(&state, &headers)?;
+    state.token.check(&headers)?;
     JudgingPort::acquire(
         &state.store,
         claim.submission_id,
@@ -114,28 +132,71 @@ async fn acquire(
         &claim.attempt_id,
     )
     .await
-    .map(Json)
+    .map(|acquired| {
+        if matches!(acquired, Acquired::Stale { .. }) {
+            state.count_stale("acquire");
+        }
+        Json(acquired)
+    })
     .map_err(failed)
 }
 
+/// Renew a held lease.
+#[utoipa::path(post, path = "/internal/v1/judging/renew", tag = "internal",
+    security(("service" = [])), request_body = Renew,
+    responses(
+        (status = 200, description = "Whether the lease is still held", body = Held),
+        (status = 401, description = "No service token", body = ProblemDetails),
+    ))]
 async fn renew(
     State(state): State<PortState>,
     headers: HeaderMap,
-    Json(renew): Json<Renew>,
+    ApiJson(renew): ApiJson<Renew>,
 ) -> Reply<Held> {
-    authorise(&state, &headers)?;
+    state.token.check(&headers)?;
     JudgingPort::renew(&state.store, renew.submission_id, &renew.attempt_id)
         .await
-        .map(|held| Json(Held { held }))
+        .map(|held| state.held("renew", held))
         .map_err(failed)
 }
 
+/// Report live progress of a held attempt.
+#[utoipa::path(post, path = "/internal/v1/judging/progress", tag = "internal",
+    security(("service" = [])), request_body = Progress,
+    responses(
+        (status = 200, description = "Whether the lease is still held", body = Held),
+        (status = 401, description = "No service token", body = ProblemDetails),
+    ))]
+async fn progress(
+    State(state): State<PortState>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<Progress>,
+) -> Reply<Held> {
+    state.token.check(&headers)?;
+    JudgingPort::progress(
+        &state.store,
+        body.submission_id,
+        &body.attempt_id,
+        body.progress,
+    )
+    .await
+    .map(|held| state.held("progress", held))
+    .map_err(failed)
+}
+
+/// Write the verdict of a held attempt (fenced on generation and attempt).
+#[utoipa::path(post, path = "/internal/v1/judging/complete", tag = "internal",
+    security(("service" = [])), request_body = Complete,
+    responses(
+        (status = 200, description = "Whether the verdict was written", body = Held),
+        (status = 401, description = "No service token", body = ProblemDetails),
+    ))]
 async fn complete(
     State(state): State<PortState>,
     headers: HeaderMap,
-    Json(body): Json<Complete>,
+    ApiJson(body): ApiJson<Complete>,
 ) -> Reply<Held> {
-    authorise(&state, &headers)?;
+    state.token.check(&headers)?;
     let Claim {
         submission_id,
         generation,
@@ -149,16 +210,23 @@ async fn complete(
         &body.result,
     )
     .await
-    .map(|held| Json(Held { held }))
+    .map(|held| state.held("complete", held))
     .map_err(failed)
 }
 
+/// Report an infrastructure failure of a held attempt (retried, never blamed on the user).
+#[utoipa::path(post, path = "/internal/v1/judging/infrastructure-failure", tag = "internal",
+    security(("service" = [])), request_body = Failure,
+    responses(
+        (status = 200, description = "Whether the claim held", body = Held),
+        (status = 401, description = "No service token", body = ProblemDetails),
+    ))]
 async fn infrastructure_failure(
     State(state): State<PortState>,
     headers: HeaderMap,
-    Json(body): Json<Failure>,
+    ApiJson(body): ApiJson<Failure>,
 ) -> Reply<Held> {
-    authorise(&state, &headers)?;
+    state.token.check(&headers)?;
     let Claim {
         submission_id,
         generation,
@@ -172,19 +240,25 @@ async fn infrastructure_failure(
         &body.reason,
     )
     .await
-    .map(|held| Json(Held { held }))
+    .map(|held| state.held("infrastructure_failure", held))
     .map_err(failed)
 }
 
-/// The internal judging routes, requiring `service_token`.
-pub fn routes(store: SubmissionStore, service_token: String) -> Router {
-    Router::new()
-        .route(wire::ACQUIRE, post(acquire))
-        .route(wire::RENEW, post(renew))
-        .route(wire::COMPLETE, post(complete))
-        .route(wire::INFRASTRUCTURE_FAILURE, post(infrastructure_failure))
+/// The internal judging routes, requiring the service token.
+pub fn routes(
+    store: SubmissionStore,
+    token: ServiceToken,
+    metrics: platform::Metrics,
+) -> OpenApiRouter {
+    OpenApiRouter::new()
+        .routes(routes!(acquire))
+        .routes(routes!(renew))
+        .routes(routes!(progress))
+        .routes(routes!(complete))
+        .routes(routes!(infrastructure_failure))
         .with_state(PortState {
             store,
-            token: service_token,
+            token,
+            metrics,
         })
 }

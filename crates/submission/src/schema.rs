@@ -155,4 +155,14 @@ pub const MIGRATIONS: &[Migration] = &[
             )",
     },
     platform::leases::MIGRATION,
+    Migration {
+        version: 2,
+        name: "judging progress and per-user listing",
+        postgres: "
+            ALTER TABLE submissions ADD COLUMN progress TEXT;
+            CREATE INDEX submissions_by_user ON submissions (user_id, id)",
+        sqlite: "
+            ALTER TABLE submissions ADD COLUMN progress TEXT;
+            CREATE INDEX submissions_by_user ON submissions (user_id, id)",
+    },
 ];

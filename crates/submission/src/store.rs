@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use contracts::{
-    Acquired, AttemptId, FactsRejection, Generation, JudgeJob, JudgeMessage, JudgeResult,
-    ProblemId, StaleReason, SubmissionFactsSnapshot, SubmissionId, UserId, Verdict,
+    Acquired, AttemptId, FactsRejection, Generation, JudgeJob, JudgeMessage, JudgeProgress,
+    JudgeResult, ProblemId, StaleReason, SubmissionFactsSnapshot, SubmissionId, UserId, Verdict,
 };
 use platform::db::{Any, Row, Transaction};
 use platform::{Backend, Db, DbError, Lease};
@@ -125,7 +125,33 @@ pub struct SubmissionRecord {
     pub judged_attempt_id: Option<String>,
     pub created_at_ms: i64,
     pub judged_at_ms: Option<i64>,
+    /// Live progress of the current attempt (meaningful while `judging`).
+    pub progress: Option<JudgeProgress>,
     pub tests: Vec<StoredTest>,
+}
+
+/// A submission in a listing (no source, no per-test results).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubmissionSummary {
+    pub id: SubmissionId,
+    pub user_id: UserId,
+    pub problem_id: ProblemId,
+    pub problem_slug: String,
+    pub language: String,
+    pub state: String,
+    pub generation: Generation,
+    pub verdict: Option<Verdict>,
+    pub score: Option<f64>,
+    pub time_ms: Option<i64>,
+    pub memory_kib: Option<i64>,
+    pub created_at_ms: i64,
+}
+
+/// Whose submissions a listing shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    ByUser(UserId),
+    ByProblem(ProblemId),
 }
 
 /// What a recovery did to a submission.
@@ -147,6 +173,8 @@ pub struct SubmissionStore {
     /// Wakes an in-process dispatcher when an outbox row is written (SQLite); PostgreSQL
     /// dispatchers are woken by `NOTIFY judge_outbox` in the same transaction.
     outbox_written: Arc<Notify>,
+    /// Announces submissions whose state or progress this process changed (live status).
+    changed: tokio::sync::broadcast::Sender<SubmissionId>,
 }
 
 /// The channel PostgreSQL dispatchers listen on.
@@ -178,7 +206,18 @@ impl SubmissionStore {
             db,
             config,
             outbox_written: Arc::new(Notify::new()),
+            changed: tokio::sync::broadcast::channel(1024).0,
         })
+    }
+
+    /// Submissions changed by this process from now on. Other processes' changes are not
+    /// announced here: watchers also re-read on a timer.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<SubmissionId> {
+        self.changed.subscribe()
+    }
+
+    fn announce_change(&self, id: SubmissionId) {
+        let _ = self.changed.send(id);
     }
 
     pub fn db(&self) -> &Db {
@@ -346,7 +385,7 @@ impl SubmissionStore {
             .query(
                 "SELECT id, user_id, problem_id, language, source, facts, state, generation, current_attempt_id, \
                         judging_lease_expires_at, recoveries, verdict, score, max_score, time_ms, memory_kib, \
-                        compile_output, message, judged_generation, judged_attempt_id, created_at, judged_at \
+                        compile_output, message, judged_generation, judged_attempt_id, created_at, judged_at, progress \
                  FROM submissions WHERE id = $1",
             )
             .bind(id.0)
@@ -379,6 +418,9 @@ impl SubmissionStore {
             judged_attempt_id: row.try_get(19)?,
             created_at_ms: row.try_get(20)?,
             judged_at_ms: row.try_get(21)?,
+            progress: row
+                .try_get::<Option<String>, _>(22)?
+                .and_then(|p| serde_json::from_str(&p).ok()),
             tests: Vec::new(),
         };
         if let Some(generation) = judged_generation {
@@ -419,7 +461,7 @@ impl SubmissionStore {
         let row = self
             .db
             .query(
-                "UPDATE submissions SET state = 'judging', current_attempt_id = $3, judging_lease_expires_at = {now} + $4, updated_at = {now} \
+                "UPDATE submissions SET state = 'judging', current_attempt_id = $3, judging_lease_expires_at = {now} + $4, progress = NULL, updated_at = {now} \
                  WHERE id = $1 AND state = 'pending' AND generation = $2 \
                  RETURNING language, source, facts, judging_lease_expires_at",
             )
@@ -430,6 +472,7 @@ impl SubmissionStore {
             .fetch_optional(self.db.pool())
             .await?;
         if let Some(row) = row {
+            self.announce_change(id);
             let facts: String = row.try_get(2)?;
             return Ok(Acquired::Job(Box::new(JudgeJob {
                 submission_id: id,
@@ -536,7 +579,79 @@ impl SubmissionStore {
         )
         .await?;
         tx.commit().await?;
+        self.announce_change(id);
         Ok(true)
+    }
+
+    /// Records live progress of attempt `a`; `false` when the attempt no longer holds the lease.
+    pub async fn report_progress(
+        &self,
+        id: SubmissionId,
+        attempt: &AttemptId,
+        progress: JudgeProgress,
+    ) -> Result<bool, DbError> {
+        let done = self
+            .db
+            .query(
+                "UPDATE submissions SET progress = $3 \
+                 WHERE id = $1 AND current_attempt_id = $2 AND state = 'judging'",
+            )
+            .bind(id.0)
+            .bind(attempt.0.clone())
+            .bind(serde_json::to_string(&progress).expect("progress serialises"))
+            .execute(self.db.pool())
+            .await?;
+        let held = done.rows_affected() == 1;
+        if held {
+            self.announce_change(id);
+        }
+        Ok(held)
+    }
+
+    /// A page of submissions, newest first; `before` is the last id of the previous page.
+    pub async fn list(
+        &self,
+        listing: Listing,
+        before: Option<SubmissionId>,
+        limit: i64,
+    ) -> Result<Vec<SubmissionSummary>, DbError> {
+        let (column, value) = match listing {
+            Listing::ByUser(user) => ("user_id", user.0),
+            Listing::ByProblem(problem) => ("problem_id", problem.0),
+        };
+        let rows = self
+            .db
+            .query(&format!(
+                "SELECT id, user_id, problem_id, facts, language, state, generation, verdict, score, time_ms, memory_kib, created_at \
+                 FROM submissions WHERE {column} = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
+            ))
+            .bind(value)
+            .bind(before.map_or(i64::MAX, |b| b.0))
+            .bind(limit)
+            .fetch_all(self.db.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let facts: String = row.try_get(3)?;
+                let slug = serde_json::from_str::<SubmissionFactsSnapshot>(&facts)
+                    .map(|f| f.problem_slug)
+                    .unwrap_or_default();
+                Ok(SubmissionSummary {
+                    id: SubmissionId(row.try_get(0)?),
+                    user_id: UserId(row.try_get(1)?),
+                    problem_id: ProblemId(row.try_get(2)?),
+                    problem_slug: slug,
+                    language: row.try_get(4)?,
+                    state: row.try_get(5)?,
+                    generation: Generation(row.try_get(6)?),
+                    verdict: verdict_of(row.try_get(7)?),
+                    score: row.try_get(8)?,
+                    time_ms: row.try_get(9)?,
+                    memory_kib: row.try_get(10)?,
+                    created_at_ms: row.try_get(11)?,
+                })
+            })
+            .collect()
     }
 
     /// Records `SubmissionJudged` in the events outbox.
@@ -705,6 +820,7 @@ impl SubmissionStore {
         if matches!(outcome, Recovery::Redriven(_)) {
             self.outbox_written.notify_waiters();
         }
+        self.announce_change(id);
         Ok(outcome)
     }
 
@@ -741,6 +857,7 @@ impl SubmissionStore {
         self.insert_outbox(&mut tx, &message).await?;
         tx.commit().await?;
         self.outbox_written.notify_waiters();
+        self.announce_change(id);
         Ok(Some(generation))
     }
 

@@ -14,11 +14,21 @@ const OWNERS: &[&str] = &["auth", "app", "submission", "notification", "admin"];
 /// Each workspace crate's normal (non-dev) dependencies on other workspace crates.
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let output = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
     let members: BTreeSet<String> = metadata["packages"]
         .as_array()
@@ -54,7 +64,10 @@ fn dependencies_point_inward() {
         ("queue", &["platform"]),
         ("judge", &["contracts", "sandbox"]),
         ("submission", &["contracts", "platform", "queue"]),
-        ("judge-worker", &["contracts", "judge", "platform", "queue", "sandbox"]),
+        (
+            "judge-worker",
+            &["contracts", "judge", "platform", "queue", "sandbox"],
+        ),
     ];
     for (name, deps) in &graph {
         if name == "ulticode" {
@@ -64,7 +77,10 @@ fn dependencies_point_inward() {
             .iter()
             .find(|(crate_name, _)| crate_name == name)
             .unwrap_or_else(|| panic!("crate {name} has no dependency rule here: add one"));
-        let extra: Vec<&String> = deps.iter().filter(|d| !rule.1.contains(&d.as_str())).collect();
+        let extra: Vec<&String> = deps
+            .iter()
+            .filter(|d| !rule.1.contains(&d.as_str()))
+            .collect();
         assert!(extra.is_empty(), "{name} may not depend on {extra:?}");
     }
 }
@@ -75,7 +91,10 @@ fn owners_never_depend_on_each_other_and_workers_on_no_owner() {
         if name == "ulticode" {
             continue;
         }
-        let owners: Vec<&String> = deps.iter().filter(|d| OWNERS.contains(&d.as_str())).collect();
+        let owners: Vec<&String> = deps
+            .iter()
+            .filter(|d| OWNERS.contains(&d.as_str()))
+            .collect();
         assert!(owners.is_empty(), "{name} depends on owner(s) {owners:?}");
     }
 }
@@ -83,14 +102,30 @@ fn owners_never_depend_on_each_other_and_workers_on_no_owner() {
 #[test]
 fn judge_workers_pull_in_no_owner_even_indirectly() {
     let output = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-e", "normal", "-p", "judge-worker", "--prefix", "none"])
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "-p",
+            "judge-worker",
+            "--prefix",
+            "none",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree");
     let tree = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     for owner in OWNERS {
-        assert!(!tree.lines().any(|l| l.starts_with(&format!("{owner} v"))), "judge-worker pulls in {owner}");
+        assert!(
+            !tree.lines().any(|l| l.starts_with(&format!("{owner} v"))),
+            "judge-worker pulls in {owner}"
+        );
     }
 }
 
@@ -161,27 +196,45 @@ fn no_owner_sql_names_another_owners_schema() {
                     continue;
                 }
                 checked += 1;
-                for other in OWNERS.iter().chain(&["queue", "public"]).filter(|o| *o != owner) {
+                for other in OWNERS
+                    .iter()
+                    .chain(&["queue", "public"])
+                    .filter(|o| *o != owner)
+                {
                     let qualified = format!("{other}.");
-                    let named = literal
-                        .match_indices(&qualified)
-                        .any(|(i, _)| i == 0 || !literal.as_bytes()[i - 1].is_ascii_alphanumeric() && literal.as_bytes()[i - 1] != b'_');
-                    assert!(!named, "{}: SQL of {owner} names schema {other}: {literal}", file.display());
+                    let named = literal.match_indices(&qualified).any(|(i, _)| {
+                        i == 0
+                            || !literal.as_bytes()[i - 1].is_ascii_alphanumeric()
+                                && literal.as_bytes()[i - 1] != b'_'
+                    });
+                    assert!(
+                        !named,
+                        "{}: SQL of {owner} names schema {other}: {literal}",
+                        file.display()
+                    );
                 }
             }
         }
     }
-    assert!(checked > 20, "only {checked} SQL statements found: the scanner is blind");
+    assert!(
+        checked > 20,
+        "only {checked} SQL statements found: the scanner is blind"
+    );
 }
 
 /// Whether a literal is SQL.
 fn regex_lite_sql() -> impl Fn(&str) -> bool {
-    |text: &str| ["SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE "].iter().any(|k| text.contains(k))
+    |text: &str| {
+        ["SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE "]
+            .iter()
+            .any(|k| text.contains(k))
+    }
 }
 
 #[test]
 fn the_literal_scanner_finds_sql_and_skips_comments() {
-    let source = "// \"SELECT * FROM app.problems\"\nlet q = \"SELECT x FROM app.problems\"; let c = '\"';";
+    let source =
+        "// \"SELECT * FROM app.problems\"\nlet q = \"SELECT x FROM app.problems\"; let c = '\"';";
     let found = literals(source);
     assert_eq!(found, vec!["SELECT x FROM app.problems".to_string()]);
 }

@@ -323,7 +323,12 @@ fn http_port() -> Result<(), Failed> {
         let rig = rig(SubmissionConfig::default()).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
-        let app = submission::port::routes(rig.store.clone(), "s3cret-service-token".into());
+        let app: axum::Router = submission::port::routes(
+            rig.store.clone(),
+            platform::http::ServiceToken("s3cret-service-token".into()),
+            platform::Metrics::new(),
+        )
+        .into();
         tokio::spawn(async move { axum::serve(listener, app).await });
         let base = format!("http://{address}");
 

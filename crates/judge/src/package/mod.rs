@@ -6,6 +6,7 @@
 //! `submissions/<expected result>/`. Every malformed input is a [`PackageError`] naming the
 //! file, the key and the reason.
 
+pub mod archive;
 mod testdata;
 
 use std::fmt;

@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use async_trait::async_trait;
 use clap::{Args, ValueEnum};
 use contracts::{
-    Acquired, AttemptId, Generation, JudgeResult, JudgingPort, PortError, ProblemId,
+    Acquired, AttemptId, Generation, JudgeProgress, JudgeResult, JudgingPort, PortError, ProblemId,
     SubmissionFactsSnapshot, SubmissionId, UserId, FACTS_SCHEMA_VERSION,
 };
 use futures::StreamExt;
@@ -254,6 +254,15 @@ impl JudgingPort for Timed {
 
     async fn renew(&self, id: SubmissionId, attempt: &AttemptId) -> Result<bool, PortError> {
         JudgingPort::renew(&self.inner, id, attempt).await
+    }
+
+    async fn progress(
+        &self,
+        id: SubmissionId,
+        attempt: &AttemptId,
+        progress: JudgeProgress,
+    ) -> Result<bool, PortError> {
+        JudgingPort::progress(&self.inner, id, attempt, progress).await
     }
 
     async fn complete(

@@ -6,7 +6,9 @@ mod bench_pipeline;
 mod chaos;
 mod judge_cmd;
 mod sandbox_cmd;
+mod server;
 mod services;
+mod up;
 
 use std::process::ExitCode;
 
@@ -40,6 +42,12 @@ enum Command {
     Dispatcher(services::DispatcherArgs),
     /// Run a judge worker: consume the judge queue and judge in the sandbox.
     JudgeWorker(services::WorkerArgs),
+    /// Run the whole judge in one process: SQLite, the SQL stream, in-process judge workers,
+    /// the example problems and an admin account. Nothing else to install.
+    Up(up::UpArgs),
+    /// Serve the API against PostgreSQL and Redis (run `dispatcher` and `judge-worker`
+    /// processes beside it).
+    Serve(up::ServeArgs),
     /// Run the distributed shape under injected faults and check its invariants.
     Chaos(chaos::ChaosArgs),
     /// Benchmarks whose figures go into release notes.
@@ -56,6 +64,8 @@ impl Cli {
             Command::Languages(args) => judge_cmd::languages(args),
             Command::Dispatcher(args) => services::dispatcher(args),
             Command::JudgeWorker(args) => services::worker(args),
+            Command::Up(args) => up::up(args),
+            Command::Serve(args) => up::serve(args),
             Command::Chaos(args) => chaos::run(args),
             Command::Bench(cmd) => cmd.run(),
         }

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use clap::Args;
+use contracts::ProblemPackagePort;
 use judge::{default_languages, Languages};
-use judge_worker::{HttpJudgingPort, JudgeWorker, LocalPackages, WorkerConfig};
+use judge_worker::{HttpJudgingPort, HttpPackages, JudgeWorker, LocalPackages, WorkerConfig};
 use platform::{Db, Metrics, Shutdown};
 use queue::{JudgeQueue, QueueConfig, RedisQueue, SqlQueue};
 use submission::{
@@ -161,7 +162,8 @@ pub fn dispatcher(args: DispatcherArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(dispatch.run(shutdown.clone())),
             tokio::spawn(submission::maintenance::run(store.clone(), owner, maintenance, metrics.clone(), shutdown.clone())),
             tokio::spawn({
-                let (app, shutdown) = (submission::port::routes(store, args.service_token), shutdown.clone());
+                let app = submission::port::routes(store, platform::http::ServiceToken(args.service_token.into()), metrics.clone()).into();
+                let shutdown = shutdown.clone();
                 async move {
                     let _ = serve(judging, app, shutdown).await;
                 }
@@ -204,9 +206,16 @@ pub struct WorkerArgs {
     service_token: String,
     #[command(flatten)]
     queue: QueueArgs,
-    /// Directory of problem packages by content hash.
-    #[arg(long, env = "ULTICODE_PACKAGES")]
-    packages: PathBuf,
+    /// Directory of problem packages by content hash (instead of `--packages-url`).
+    #[arg(long, env = "ULTICODE_PACKAGES", conflicts_with = "packages_url")]
+    packages: Option<PathBuf>,
+    /// The API serving App's internal package route (`ulticode serve`); packages are fetched
+    /// by content hash with the service token and cached in `--package-cache`.
+    #[arg(long, env = "ULTICODE_PACKAGES_URL")]
+    packages_url: Option<String>,
+    /// Where fetched packages are unpacked [default: <temp dir>/ulticode-packages].
+    #[arg(long)]
+    package_cache: Option<PathBuf>,
     /// Submissions judged at once.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
@@ -247,10 +256,24 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             reclaim_interval: Duration::from_millis(args.reclaim_interval_ms),
             ..WorkerConfig::new(consumer.clone())
         };
+        let packages: Arc<dyn ProblemPackagePort> = match (args.packages, args.packages_url) {
+            (Some(dir), _) => Arc::new(LocalPackages::new(dir)),
+            (None, Some(url)) => Arc::new(HttpPackages::new(
+                &url,
+                &args.service_token,
+                args.package_cache
+                    .unwrap_or_else(|| std::env::temp_dir().join("ulticode-packages")),
+            )),
+            (None, None) => {
+                return Err(anyhow!(
+                    "say where packages come from: --packages DIR or --packages-url URL"
+                ))
+            }
+        };
         let worker = Arc::new(JudgeWorker::new(
             queue,
             Arc::new(HttpJudgingPort::new(&args.judging_url, &args.service_token)),
-            Arc::new(LocalPackages::new(args.packages)),
+            packages,
             sandbox,
             languages,
             metrics.clone(),

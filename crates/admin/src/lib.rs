@@ -1,0 +1,558 @@
+//! The Admin owner: the operators' API. It commands and reads other owners only through
+//! their ports (`SubmissionAdmin`, `AccountAdmin`) and the queue port; what it owns is its
+//! audit log and the idempotency records of its commands.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use contracts::admin::{
+    Account, AccountAdmin, RejudgeOutcome, SubmissionAdmin, SubmissionPipeline,
+};
+use contracts::{Permission, Principal, Role, SubmissionId, UserId};
+use platform::db::Row;
+use platform::http::{
+    idempotency_key, ApiError, ApiJson, ApiPath, ApiQuery, Authenticated, ProblemDetails,
+};
+use platform::{Db, DbError, Metrics, Migration};
+use queue::JudgeQueue;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "audit log and command receipts",
+    postgres: "
+        CREATE TABLE audit_log (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            actor_id BIGINT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE command_receipts (
+            actor_id BIGINT NOT NULL,
+            idempotency_key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            response TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (actor_id, idempotency_key)
+        )",
+    sqlite: "
+        CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            actor_id INTEGER NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE command_receipts (
+            actor_id INTEGER NOT NULL,
+            idempotency_key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            response TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (actor_id, idempotency_key)
+        )",
+}];
+
+/// What the Admin owner drives.
+#[derive(Clone)]
+pub struct AdminPorts {
+    pub submissions: Arc<dyn SubmissionAdmin>,
+    pub accounts: Arc<dyn AccountAdmin>,
+    pub queue: Arc<dyn JudgeQueue>,
+    /// The process's metrics (stale-result drops are counted where the judging port runs).
+    pub metrics: Metrics,
+}
+
+/// The Admin owner. Cheap to clone.
+#[derive(Clone)]
+pub struct AdminService {
+    db: Db,
+    ports: AdminPorts,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct QueueView {
+    pub length: u64,
+    pub pending: u64,
+    pub oldest_pending_age_ms: u64,
+    pub queue_delay_ms: u64,
+    pub dead_letters: u64,
+}
+
+/// The pipeline at a glance.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PipelineView {
+    pub submission: SubmissionPipeline,
+    pub queue: QueueView,
+    /// Fenced writes refused because their claim was stale, by call, since this process started.
+    pub stale_results_dropped: Vec<StaleCount>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StaleCount {
+    pub call: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DeadLetterView {
+    pub id: String,
+    pub payload: String,
+    pub reason: String,
+    pub deliveries: u64,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchRejudge {
+    /// At most 500 submissions.
+    pub submission_ids: Vec<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RejudgeResult {
+    pub submission_id: i64,
+    pub outcome: RejudgeOutcome,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoleChange {
+    /// `user`, `setter` or `admin`.
+    pub role: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Page {
+    /// Keyset cursor: the last id of the previous page.
+    pub after: Option<i64>,
+    /// Page size, 1 to 200 (default 50).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub actor_id: i64,
+    pub action: String,
+    pub target: String,
+    pub detail: String,
+    pub created_at_ms: i64,
+}
+
+fn fingerprint(parts: &[&str]) -> String {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update((part.len() as u64).to_le_bytes());
+        hash.update(part.as_bytes());
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl AdminService {
+    pub async fn open(db: Db, ports: AdminPorts) -> Result<Self, DbError> {
+        db.migrate(MIGRATIONS).await?;
+        Ok(Self { db, ports })
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    async fn audit(&self, actor: &Principal, action: &str, target: &str, detail: &str) {
+        let written = self
+            .db
+            .query(
+                "INSERT INTO audit_log (actor_id, action, target, detail, created_at) VALUES ($1, $2, $3, $4, {now})",
+            )
+            .bind(actor.user_id.0)
+            .bind(action.to_string())
+            .bind(target.to_string())
+            .bind(detail.to_string())
+            .execute(self.db.pool())
+            .await;
+        if let Err(e) = written {
+            tracing::error!(error = %e, action, target, "audit record not written");
+        }
+    }
+
+    /// Runs `command` once per (actor, idempotency key): a repeat with the same request
+    /// returns the stored response; the same key with another request is a conflict.
+    async fn once<T, F, Fut>(
+        &self,
+        actor: &Principal,
+        key: Option<String>,
+        request: &str,
+        command: F,
+    ) -> Result<T, ApiError>
+    where
+        T: Serialize + serde::de::DeserializeOwned,
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<T, ApiError>>,
+    {
+        let Some(key) = key else {
+            return command().await;
+        };
+        let print = fingerprint(&[request]);
+        let stored = self
+            .db
+            .query(
+                "SELECT fingerprint, response FROM command_receipts WHERE actor_id = $1 AND idempotency_key = $2",
+            )
+            .bind(actor.user_id.0)
+            .bind(key.clone())
+            .fetch_optional(self.db.pool())
+            .await
+            .map_err(DbError::from)?;
+        if let Some(row) = stored {
+            let (stored_print, response): (String, String) = (
+                row.try_get(0).map_err(DbError::from)?,
+                row.try_get(1).map_err(DbError::from)?,
+            );
+            if stored_print != print {
+                return Err(ApiError::conflict(
+                    "idempotency-conflict",
+                    format!("idempotency key {key:?} was used for a different request"),
+                ));
+            }
+            return serde_json::from_str(&response).map_err(ApiError::internal);
+        }
+        let result = command().await?;
+        let response = serde_json::to_string(&result).map_err(ApiError::internal)?;
+        self.db
+            .query(
+                "INSERT INTO command_receipts (actor_id, idempotency_key, fingerprint, response, created_at) \
+                 VALUES ($1, $2, $3, $4, {now})",
+            )
+            .bind(actor.user_id.0)
+            .bind(key)
+            .bind(print)
+            .bind(response)
+            .execute(self.db.pool())
+            .await
+            .map_err(DbError::from)?;
+        Ok(result)
+    }
+
+    async fn rejudge_one(&self, actor: &Principal, id: i64) -> Result<RejudgeResult, ApiError> {
+        let outcome = self.ports.submissions.rejudge(SubmissionId(id)).await?;
+        self.audit(
+            actor,
+            "rejudge",
+            &format!("submission:{id}"),
+            &serde_json::to_string(&outcome).unwrap_or_default(),
+        )
+        .await;
+        Ok(RejudgeResult {
+            submission_id: id,
+            outcome,
+        })
+    }
+}
+
+fn admin(caller: &Authenticated, permission: Permission) -> Result<&Principal, ApiError> {
+    caller.require(permission)
+}
+
+/// Rejudge one submission: a new generation with a new judge intent. Idempotent with an
+/// `Idempotency-Key` header.
+#[utoipa::path(post, path = "/api/v1/admin/submissions/{id}/rejudge", tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = i64, Path), ("Idempotency-Key" = Option<String>, Header)),
+    responses(
+        (status = 200, description = "What the rejudge did", body = RejudgeResult),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+        (status = 409, description = "Idempotency conflict", body = ProblemDetails),
+    ))]
+async fn rejudge(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<RejudgeResult>, ApiError> {
+    let actor = admin(&caller, Permission::Rejudge)?;
+    let key = idempotency_key(&headers)?;
+    let request = format!("rejudge:{id}");
+    let result = admin_service
+        .once(actor, key, &request, || {
+            admin_service.rejudge_one(actor, id)
+        })
+        .await?;
+    Ok(Json(result))
+}
+
+/// Rejudge many submissions. Idempotent with an `Idempotency-Key` header.
+#[utoipa::path(post, path = "/api/v1/admin/rejudge", tag = "admin",
+    security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header)),
+    request_body = BatchRejudge,
+    responses(
+        (status = 200, description = "What each rejudge did", body = Vec<RejudgeResult>),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+        (status = 409, description = "Idempotency conflict", body = ProblemDetails),
+        (status = 422, description = "Too many submissions", body = ProblemDetails),
+    ))]
+async fn rejudge_batch(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<BatchRejudge>,
+) -> Result<Json<Vec<RejudgeResult>>, ApiError> {
+    let actor = admin(&caller, Permission::Rejudge)?;
+    let key = idempotency_key(&headers)?;
+    if body.submission_ids.is_empty() || body.submission_ids.len() > 500 {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-field",
+            "submission_ids: 1 to 500 ids",
+        ));
+    }
+    let request = format!("rejudge-batch:{:?}", body.submission_ids);
+    let results = admin_service
+        .once(actor, key, &request, || async {
+            let mut results = Vec::with_capacity(body.submission_ids.len());
+            for id in &body.submission_ids {
+                results.push(admin_service.rejudge_one(actor, *id).await?);
+            }
+            Ok(results)
+        })
+        .await?;
+    Ok(Json(results))
+}
+
+/// The pipeline: submissions and outbox rows by state, queue length, pending entries and the
+/// oldest one's age, dead letters, judging leases, singleton leases and fence tokens.
+#[utoipa::path(get, path = "/api/v1/admin/pipeline", tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The pipeline's state", body = PipelineView),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+    ))]
+async fn pipeline(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+) -> Result<Json<PipelineView>, ApiError> {
+    admin(&caller, Permission::ViewPipeline)?;
+    let ports = &admin_service.ports;
+    let submission = ports.submissions.pipeline().await?;
+    let stats = ports
+        .queue
+        .stats()
+        .await
+        .map_err(|e| ApiError::unavailable("the judge queue", e))?;
+    let stale_results_dropped = [
+        "acquire",
+        "renew",
+        "progress",
+        "complete",
+        "infrastructure_failure",
+    ]
+    .into_iter()
+    .map(|call| StaleCount {
+        call: call.into(),
+        count: ports
+            .metrics
+            .value("judging_port_stale_total", &[("call", call)]) as u64,
+    })
+    .collect();
+    Ok(Json(PipelineView {
+        submission,
+        queue: QueueView {
+            length: stats.length,
+            pending: stats.pending,
+            oldest_pending_age_ms: stats.oldest_pending_age_ms,
+            queue_delay_ms: stats.queue_delay_ms,
+            dead_letters: stats.dead_letters,
+        },
+        stale_results_dropped,
+    }))
+}
+
+/// Dead letters: queue entries that will not be delivered again, with the reason.
+#[utoipa::path(get, path = "/api/v1/admin/dead-letters", tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Up to 200 dead letters", body = Vec<DeadLetterView>),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+    ))]
+async fn dead_letters(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+) -> Result<Json<Vec<DeadLetterView>>, ApiError> {
+    admin(&caller, Permission::ViewPipeline)?;
+    let letters = admin_service
+        .ports
+        .queue
+        .dead_letters(200)
+        .await
+        .map_err(|e| ApiError::unavailable("the judge queue", e))?;
+    Ok(Json(
+        letters
+            .into_iter()
+            .map(|d| DeadLetterView {
+                id: d.id,
+                payload: d.payload,
+                reason: d.reason,
+                deliveries: d.deliveries,
+            })
+            .collect(),
+    ))
+}
+
+/// Put a dead letter back on the queue. Stale intents it carries are dropped by the fencing.
+#[utoipa::path(post, path = "/api/v1/admin/dead-letters/{id}/replay", tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = String, Path)),
+    responses(
+        (status = 204, description = "Replayed"),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+        (status = 404, description = "No such dead letter", body = ProblemDetails),
+    ))]
+async fn replay_dead_letter(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+    ApiPath(id): ApiPath<String>,
+) -> Result<StatusCode, ApiError> {
+    let actor = admin(&caller, Permission::ViewPipeline)?;
+    let replayed = admin_service
+        .ports
+        .queue
+        .replay(&id)
+        .await
+        .map_err(|e| ApiError::unavailable("the judge queue", e))?;
+    if !replayed {
+        return Err(ApiError::not_found(format!("no dead letter {id}")));
+    }
+    admin_service
+        .audit(
+            actor,
+            "replay-dead-letter",
+            &format!("dead-letter:{id}"),
+            "",
+        )
+        .await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Accounts, by id.
+#[utoipa::path(get, path = "/api/v1/admin/users", tag = "admin",
+    security(("bearer" = [])),
+    params(Page),
+    responses(
+        (status = 200, description = "A page of accounts", body = Vec<Account>),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+    ))]
+async fn list_users(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+    ApiQuery(page): ApiQuery<Page>,
+) -> Result<Json<Vec<Account>>, ApiError> {
+    admin(&caller, Permission::ManageUsers)?;
+    Ok(Json(
+        admin_service
+            .ports
+            .accounts
+            .list_accounts(page.after.map(UserId), page.limit.unwrap_or(50))
+            .await?,
+    ))
+}
+
+/// Change an account's role; its existing tokens stop working.
+#[utoipa::path(put, path = "/api/v1/admin/users/{id}/role", tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = i64, Path)),
+    request_body = RoleChange,
+    responses(
+        (status = 200, description = "The account", body = Account),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+        (status = 404, description = "No such account", body = ProblemDetails),
+        (status = 422, description = "Unknown role", body = ProblemDetails),
+    ))]
+async fn set_role(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(body): ApiJson<RoleChange>,
+) -> Result<Json<Account>, ApiError> {
+    let actor = admin(&caller, Permission::ManageUsers)?;
+    let role: Role = body
+        .role
+        .parse()
+        .map_err(|e: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid-field", e))?;
+    let account = admin_service
+        .ports
+        .accounts
+        .set_role(UserId(id), role)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no account {id}")))?;
+    admin_service
+        .audit(actor, "set-role", &format!("user:{id}"), role.as_str())
+        .await;
+    Ok(Json(account))
+}
+
+/// The audit log, oldest first.
+#[utoipa::path(get, path = "/api/v1/admin/audit", tag = "admin",
+    security(("bearer" = [])),
+    params(Page),
+    responses(
+        (status = 200, description = "A page of audit entries", body = Vec<AuditEntry>),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+    ))]
+async fn audit_log(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+    ApiQuery(page): ApiQuery<Page>,
+) -> Result<Json<Vec<AuditEntry>>, ApiError> {
+    admin(&caller, Permission::ManageUsers)?;
+    let db = &admin_service.db;
+    let rows = db
+        .query(
+            "SELECT id, actor_id, action, target, detail, created_at FROM audit_log \
+             WHERE id > $1 ORDER BY id LIMIT $2",
+        )
+        .bind(page.after.unwrap_or(0))
+        .bind(i64::from(page.limit.unwrap_or(50).clamp(1, 200)))
+        .fetch_all(db.pool())
+        .await
+        .map_err(DbError::from)?;
+    let entries = rows
+        .iter()
+        .map(|row| {
+            Ok(AuditEntry {
+                id: row.try_get(0)?,
+                actor_id: row.try_get(1)?,
+                action: row.try_get(2)?,
+                target: row.try_get(3)?,
+                detail: row.try_get(4)?,
+                created_at_ms: row.try_get(5)?,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()
+        .map_err(DbError::from)?;
+    Ok(Json(entries))
+}
+
+/// Admin's routes.
+pub fn routes(admin_service: AdminService) -> OpenApiRouter {
+    OpenApiRouter::new()
+        .routes(routes!(rejudge))
+        .routes(routes!(rejudge_batch))
+        .routes(routes!(pipeline))
+        .routes(routes!(dead_letters))
+        .routes(routes!(replay_dead_letter))
+        .routes(routes!(list_users))
+        .routes(routes!(set_role))
+        .routes(routes!(audit_log))
+        .with_state(admin_service)
+}

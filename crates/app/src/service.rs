@@ -1,0 +1,613 @@
+//! Problems and their test-data packages on the owner's database.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use contracts::{
+    FactsError, Permission, PortError, Principal, ProblemFacts, ProblemId, ProblemPackagePort,
+    SubmissionFactsSnapshot, UserDirectory, FACTS_SCHEMA_VERSION,
+};
+use judge::package::archive::{self, ArchiveLimits};
+use judge::PackageError;
+use platform::db::{AnyRow, Row};
+use platform::{Db, DbError};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    #[default]
+    Public,
+    /// Seen only by setters and admins; to everyone else it does not exist.
+    Hidden,
+}
+
+impl Visibility {
+    fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Public => "public",
+            Visibility::Hidden => "hidden",
+        }
+    }
+}
+
+/// A sample test, shown with the statement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Sample {
+    pub name: String,
+    pub input: String,
+    pub output: String,
+}
+
+/// A problem as readers see it.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ProblemView {
+    pub id: i64,
+    pub slug: String,
+    pub title: String,
+    /// Markdown.
+    pub statement: String,
+    pub time_limit_ms: i64,
+    pub memory_mib: i64,
+    pub tags: Vec<String>,
+    pub difficulty: Option<i64>,
+    pub visibility: Visibility,
+    pub has_test_data: bool,
+    pub samples: Vec<Sample>,
+    pub created_by: i64,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// A new problem. Limits default to the package's when test data is uploaded.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewProblem {
+    pub slug: String,
+    pub title: String,
+    #[serde(default)]
+    pub statement: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub difficulty: Option<i64>,
+    #[serde(default)]
+    pub visibility: Visibility,
+    #[serde(default)]
+    pub time_limit_ms: Option<i64>,
+    #[serde(default)]
+    pub memory_mib: Option<i64>,
+}
+
+/// A partial update; absent fields are unchanged.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemPatch {
+    pub title: Option<String>,
+    pub statement: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub difficulty: Option<i64>,
+    pub visibility: Option<Visibility>,
+    pub time_limit_ms: Option<i64>,
+    pub memory_mib: Option<i64>,
+}
+
+/// Listing filters.
+#[derive(Debug, Clone, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ProblemFilter {
+    /// Only problems with this tag.
+    pub tag: Option<String>,
+    pub difficulty_min: Option<i64>,
+    pub difficulty_max: Option<i64>,
+    /// Case-insensitive substring of the title or slug.
+    pub q: Option<String>,
+    /// Keyset cursor: the `next_after` of the previous page.
+    pub after: Option<i64>,
+    /// Page size, 1 to 100 (default 20).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProblemPage {
+    pub items: Vec<ProblemView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    pub next_after: Option<i64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("the slug {0:?} is taken")]
+    SlugTaken(String),
+    #[error("problem {0:?} not found")]
+    NotFound(String),
+    #[error("only the problem's author or an admin may change it")]
+    NotAuthor,
+    #[error("the package is invalid: {0}")]
+    BadPackage(PackageError),
+    #[error("{0}")]
+    Internal(String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for AppError {
+    fn from(e: sqlx::Error) -> Self {
+        AppError::Db(e.into())
+    }
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> AppError {
+    AppError::Invalid {
+        field,
+        reason: reason.into(),
+    }
+}
+
+fn check_slug_like(field: &'static str, value: &str, max: usize) -> Result<(), AppError> {
+    let ok = (1..=max).contains(&value.len())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !value.starts_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("1 to {max} characters: a-z, 0-9 and '-', not starting with '-'"),
+        ))
+    }
+}
+
+fn check_range(
+    field: &'static str,
+    value: Option<i64>,
+    low: i64,
+    high: i64,
+) -> Result<(), AppError> {
+    match value {
+        Some(v) if !(low..=high).contains(&v) => {
+            Err(invalid(field, format!("must be between {low} and {high}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_text(field: &'static str, value: &str, min: usize, max: usize) -> Result<(), AppError> {
+    let chars = value.chars().count();
+    if (min..=max).contains(&chars) {
+        Ok(())
+    } else {
+        Err(invalid(field, format!("{min} to {max} characters")))
+    }
+}
+
+fn check_tags(tags: &[String]) -> Result<(), AppError> {
+    if tags.len() > 10 {
+        return Err(invalid("tags", "at most 10 tags"));
+    }
+    tags.iter().try_for_each(|t| check_slug_like("tags", t, 32))
+}
+
+fn check_limits(time_limit_ms: Option<i64>, memory_mib: Option<i64>) -> Result<(), AppError> {
+    check_range("time_limit_ms", time_limit_ms, 100, 20_000)?;
+    check_range("memory_mib", memory_mib, 16, 2048)
+}
+
+impl NewProblem {
+    fn validate(&self) -> Result<(), AppError> {
+        check_slug_like("slug", &self.slug, 64)?;
+        check_text("title", &self.title, 1, 200)?;
+        check_text("statement", &self.statement, 0, 100_000)?;
+        check_tags(&self.tags)?;
+        check_range("difficulty", self.difficulty, 0, 5000)?;
+        check_limits(self.time_limit_ms, self.memory_mib)
+    }
+}
+
+impl ProblemPatch {
+    fn validate(&self) -> Result<(), AppError> {
+        if let Some(title) = &self.title {
+            check_text("title", title, 1, 200)?;
+        }
+        if let Some(statement) = &self.statement {
+            check_text("statement", statement, 0, 100_000)?;
+        }
+        if let Some(tags) = &self.tags {
+            check_tags(tags)?;
+        }
+        check_range("difficulty", self.difficulty, 0, 5000)?;
+        check_limits(self.time_limit_ms, self.memory_mib)
+    }
+}
+
+const COLUMNS: &str = "id, slug, title, statement, time_limit_ms, memory_mib, tags, difficulty,
+    visibility, package_hash, samples, created_by, created_at, updated_at";
+
+fn view_of(row: &AnyRow) -> Result<ProblemView, AppError> {
+    let tags: String = row.try_get("tags")?;
+    let samples: String = row.try_get("samples")?;
+    let visibility: String = row.try_get("visibility")?;
+    let package: Option<String> = row.try_get("package_hash")?;
+    Ok(ProblemView {
+        id: row.try_get("id")?,
+        slug: row.try_get("slug")?,
+        title: row.try_get("title")?,
+        statement: row.try_get("statement")?,
+        time_limit_ms: row.try_get("time_limit_ms")?,
+        memory_mib: row.try_get("memory_mib")?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        difficulty: row.try_get("difficulty")?,
+        visibility: if visibility == "hidden" {
+            Visibility::Hidden
+        } else {
+            Visibility::Public
+        },
+        has_test_data: package.is_some(),
+        samples: serde_json::from_str(&samples).unwrap_or_default(),
+        created_by: row.try_get("created_by")?,
+        created_at_ms: row.try_get("created_at")?,
+        updated_at_ms: row.try_get("updated_at")?,
+    })
+}
+
+/// Whether `viewer` may see problems of this visibility.
+fn visible(viewer: Option<&Principal>, visibility: Visibility) -> bool {
+    visibility == Visibility::Public
+        || viewer.is_some_and(|p| p.can(Permission::ViewHiddenProblems))
+}
+
+/// Sample tests of a loaded package, capped so a statement page stays small.
+fn samples_of(problem: &judge::Problem) -> Vec<Sample> {
+    const CAP: usize = 64 * 1024;
+    let read = |path: &std::path::Path| {
+        let mut text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.len() > CAP {
+            let mut end = CAP;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+        }
+        text
+    };
+    problem
+        .test_cases()
+        .into_iter()
+        .filter(|case| case.sample)
+        .take(10)
+        .map(|case| Sample {
+            name: case.name.clone(),
+            input: read(&case.input),
+            output: read(&case.answer),
+        })
+        .collect()
+}
+
+/// The App owner. Cheap to clone.
+#[derive(Clone)]
+pub struct AppService {
+    db: Db,
+    users: Arc<dyn UserDirectory>,
+    /// Where packages are unpacked for in-process judging (`<dir>/<hash>`).
+    package_cache: PathBuf,
+}
+
+impl AppService {
+    pub async fn open(
+        db: Db,
+        users: Arc<dyn UserDirectory>,
+        package_cache: PathBuf,
+    ) -> Result<Self, AppError> {
+        db.migrate(crate::schema::MIGRATIONS).await?;
+        Ok(Self {
+            db,
+            users,
+            package_cache,
+        })
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    pub async fn create(
+        &self,
+        author: &Principal,
+        new: NewProblem,
+    ) -> Result<ProblemView, AppError> {
+        new.validate()?;
+        let inserted = self
+            .db
+            .query(&format!(
+                "INSERT INTO problems (slug, title, statement, time_limit_ms, memory_mib, tags,
+                    difficulty, visibility, package_hash, samples, created_by, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, '[]', $9, {{now}}, {{now}})
+                 RETURNING {COLUMNS}"
+            ))
+            .bind(new.slug.clone())
+            .bind(new.title)
+            .bind(new.statement)
+            .bind(new.time_limit_ms.unwrap_or(1000))
+            .bind(new.memory_mib.unwrap_or(256))
+            .bind(serde_json::to_string(&new.tags).unwrap_or_else(|_| "[]".into()))
+            .bind(new.difficulty)
+            .bind(new.visibility.as_str())
+            .bind(author.user_id.0)
+            .fetch_one(self.db.pool())
+            .await
+            .map_err(DbError::from);
+        match inserted {
+            Ok(row) => view_of(&row),
+            Err(e) if e.is_unique_violation() => Err(AppError::SlugTaken(new.slug)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn find(&self, slug: &str) -> Result<Option<ProblemView>, AppError> {
+        self.db
+            .query(&format!("SELECT {COLUMNS} FROM problems WHERE slug = $1"))
+            .bind(slug.to_string())
+            .fetch_optional(self.db.pool())
+            .await?
+            .map(|row| view_of(&row))
+            .transpose()
+    }
+
+    /// A problem the viewer may see (hidden ones do not exist for other viewers).
+    pub async fn get(
+        &self,
+        viewer: Option<&Principal>,
+        slug: &str,
+    ) -> Result<ProblemView, AppError> {
+        self.find(slug)
+            .await?
+            .filter(|p| visible(viewer, p.visibility))
+            .ok_or_else(|| AppError::NotFound(slug.into()))
+    }
+
+    /// The problem, if `editor` may change it.
+    async fn editable(&self, editor: &Principal, slug: &str) -> Result<ProblemView, AppError> {
+        let problem = self.get(Some(editor), slug).await?;
+        if !editor.can(Permission::ManageProblems) {
+            return Err(AppError::NotAuthor);
+        }
+        if problem.created_by != editor.user_id.0 && editor.role != contracts::Role::Admin {
+            return Err(AppError::NotAuthor);
+        }
+        Ok(problem)
+    }
+
+    pub async fn update(
+        &self,
+        editor: &Principal,
+        slug: &str,
+        patch: ProblemPatch,
+    ) -> Result<ProblemView, AppError> {
+        patch.validate()?;
+        let current = self.editable(editor, slug).await?;
+        self.db
+            .query(
+                "UPDATE problems SET title = $2, statement = $3, tags = $4, difficulty = $5,
+                    visibility = $6, time_limit_ms = $7, memory_mib = $8, updated_at = {now}
+                 WHERE slug = $1",
+            )
+            .bind(slug.to_string())
+            .bind(patch.title.unwrap_or(current.title))
+            .bind(patch.statement.unwrap_or(current.statement))
+            .bind(
+                serde_json::to_string(&patch.tags.unwrap_or(current.tags))
+                    .unwrap_or_else(|_| "[]".into()),
+            )
+            .bind(patch.difficulty.or(current.difficulty))
+            .bind(patch.visibility.unwrap_or(current.visibility).as_str())
+            .bind(patch.time_limit_ms.unwrap_or(current.time_limit_ms))
+            .bind(patch.memory_mib.unwrap_or(current.memory_mib))
+            .execute(self.db.pool())
+            .await?;
+        self.get(Some(editor), slug).await
+    }
+
+    /// Validates an uploaded package archive and makes it the problem's test data. A bad
+    /// package changes nothing. The problem's limits become the package's.
+    pub async fn upload_package(
+        &self,
+        editor: &Principal,
+        slug: &str,
+        archive: Vec<u8>,
+    ) -> Result<ProblemView, AppError> {
+        self.editable(editor, slug).await?;
+        let (archive, hash, limits, samples) = tokio::task::spawn_blocking(move || {
+            let work = tempfile::tempdir().map_err(|e| AppError::Internal(e.to_string()))?;
+            let validated = archive::validate(&archive, work.path(), ArchiveLimits::default())
+                .map_err(AppError::BadPackage)?;
+            let samples = samples_of(&validated.problem);
+            Ok::<_, AppError>((archive, validated.hash, validated.problem.limits, samples))
+        })
+        .await
+        .map_err(|e| AppError::Internal(e.to_string()))??;
+        let mut tx = self.db.begin().await?;
+        let stored: i64 = self
+            .db
+            .query("SELECT COUNT(*) FROM packages WHERE hash = $1")
+            .bind(hash.clone())
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+        if stored == 0 {
+            self.db
+                .query(
+                    "INSERT INTO packages (hash, archive, size_bytes, created_at) VALUES ($1, $2, $3, {now})",
+                )
+                .bind(hash.clone())
+                .bind(archive.clone())
+                .bind(archive.len() as i64)
+                .execute(&mut *tx)
+                .await?;
+        }
+        self.db
+            .query(
+                "UPDATE problems SET package_hash = $2, samples = $3, time_limit_ms = $4,
+                    memory_mib = $5, updated_at = {now}
+                 WHERE slug = $1",
+            )
+            .bind(slug.to_string())
+            .bind(hash)
+            .bind(serde_json::to_string(&samples).unwrap_or_else(|_| "[]".into()))
+            .bind(limits.time_limit_ms.min(20_000) as i64)
+            .bind(limits.memory_mib.min(2048) as i64)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.get(Some(editor), slug).await
+    }
+
+    pub async fn list(
+        &self,
+        viewer: Option<&Principal>,
+        filter: &ProblemFilter,
+    ) -> Result<ProblemPage, AppError> {
+        let limit = i64::from(filter.limit.unwrap_or(20).clamp(1, 100));
+        let show_hidden = visible(viewer, Visibility::Hidden);
+        let like = |text: &str| format!("%{}%", text.replace(['%', '_', '\\'], ""));
+        let filter_difficulty = filter.difficulty_min.is_some() || filter.difficulty_max.is_some();
+        let rows = self
+            .db
+            .query(&format!(
+                "SELECT {COLUMNS} FROM problems
+                 WHERE id > $1
+                   AND ($2 = 1 OR visibility = 'public')
+                   AND ($3 = '' OR tags LIKE $3)
+                   AND ($4 = 0 OR (difficulty IS NOT NULL AND difficulty >= $5 AND difficulty <= $6))
+                   AND ($7 = '' OR LOWER(title) LIKE $7 OR slug LIKE $7)
+                 ORDER BY id LIMIT $8"
+            ))
+            .bind(filter.after.unwrap_or(0))
+            .bind(i64::from(show_hidden))
+            .bind(
+                filter
+                    .tag
+                    .as_ref()
+                    .map(|t| like(&format!("\"{t}\"")))
+                    .unwrap_or_default(),
+            )
+            .bind(i64::from(filter_difficulty))
+            .bind(filter.difficulty_min.unwrap_or(i64::MIN))
+            .bind(filter.difficulty_max.unwrap_or(i64::MAX))
+            .bind(
+                filter
+                    .q
+                    .as_deref()
+                    .map(|q| like(&q.to_lowercase()))
+                    .unwrap_or_default(),
+            )
+            .bind(limit + 1)
+            .fetch_all(self.db.pool())
+            .await?;
+        let mut items = rows.iter().map(view_of).collect::<Result<Vec<_>, _>>()?;
+        let next_after = (items.len() as i64 > limit).then(|| items[limit as usize - 1].id);
+        items.truncate(limit as usize);
+        Ok(ProblemPage { items, next_after })
+    }
+
+    /// The stored archive of a package.
+    pub async fn package_archive(&self, hash: &str) -> Result<Option<Vec<u8>>, AppError> {
+        Ok(self
+            .db
+            .query("SELECT archive FROM packages WHERE hash = $1")
+            .bind(hash.to_string())
+            .fetch_optional(self.db.pool())
+            .await?
+            .map(|row| row.try_get(0))
+            .transpose()?)
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[async_trait]
+impl ProblemFacts for AppService {
+    async fn capture(
+        &self,
+        user: &Principal,
+        problem_slug: &str,
+    ) -> Result<SubmissionFactsSnapshot, FactsError> {
+        let unavailable = |e: AppError| FactsError::Port(PortError::Unavailable(e.to_string()));
+        let problem = match self.get(Some(user), problem_slug).await {
+            Ok(problem) => problem,
+            Err(AppError::NotFound(slug)) => return Err(FactsError::ProblemNotFound(slug)),
+            Err(e) => return Err(unavailable(e)),
+        };
+        let package_hash: Option<String> = self
+            .db
+            .query("SELECT package_hash FROM problems WHERE id = $1")
+            .bind(problem.id)
+            .fetch_one(self.db.pool())
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| unavailable(AppError::from(e)))?;
+        let package_hash =
+            package_hash.ok_or_else(|| FactsError::NoTestData(problem_slug.into()))?;
+        Ok(SubmissionFactsSnapshot {
+            schema_version: FACTS_SCHEMA_VERSION,
+            user_id: user.user_id,
+            user_exists: self.users.user_exists(user.user_id).await?,
+            problem_id: ProblemId(problem.id),
+            problem_title: problem.title,
+            problem_slug: problem.slug,
+            time_limit_ms: problem.time_limit_ms as u64,
+            memory_mib: problem.memory_mib as u64,
+            starter_code: None,
+            package_hash,
+            contest_id: None,
+            captured_at_ms: now_ms(),
+        })
+    }
+
+    async fn visible(&self, viewer: &Principal, problem: ProblemId) -> Result<bool, PortError> {
+        let visibility: Option<String> = self
+            .db
+            .query("SELECT visibility FROM problems WHERE id = $1")
+            .bind(problem.0)
+            .fetch_optional(self.db.pool())
+            .await
+            .and_then(|row| row.map(|r| r.try_get(0)).transpose())
+            .map_err(|e| PortError::Unavailable(e.to_string()))?;
+        Ok(match visibility.as_deref() {
+            None => false,
+            Some("hidden") => visible(Some(viewer), Visibility::Hidden),
+            Some(_) => true,
+        })
+    }
+}
+
+#[async_trait]
+impl ProblemPackagePort for AppService {
+    async fn package(&self, hash: &str) -> Result<PathBuf, PortError> {
+        let cached = self.package_cache.join(hash);
+        if hash.chars().all(|c| c.is_ascii_hexdigit()) && cached.join("problem.yaml").is_file() {
+            return Ok(cached);
+        }
+        let archive = self
+            .package_archive(hash)
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))?
+            .ok_or_else(|| PortError::Rejected(format!("no package {hash}")))?;
+        let (cache, hash) = (self.package_cache.clone(), hash.to_string());
+        tokio::task::spawn_blocking(move || archive::install(&archive, &cache, &hash))
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))?
+            .map_err(|e| PortError::Rejected(e.to_string()))
+    }
+}

@@ -1,0 +1,328 @@
+//! Auth's routes: register, login, refresh, logout, me, password change, JWKS.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use contracts::admin::Account;
+use platform::http::{
+    cookie, secret_eq, ApiError, ApiJson, Authenticated, ClientIp, OptionalJson, ProblemDetails,
+    RateLimit, ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER, REFRESH_COOKIE,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::service::{AuthError, AuthService, Session};
+
+/// Per-process rate limits of the auth routes.
+#[derive(Clone)]
+pub struct AuthLimits {
+    /// Login attempts per client address and per username.
+    pub login: RateLimit,
+    /// Registrations per client address.
+    pub register: RateLimit,
+}
+
+impl Default for AuthLimits {
+    fn default() -> Self {
+        Self {
+            login: RateLimit::new(10, 10.0 / 60.0),
+            register: RateLimit::new(5, 5.0 / 3600.0),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AuthState {
+    auth: AuthService,
+    limits: AuthLimits,
+    /// Mark cookies `Secure` (off only for plain-HTTP local serving).
+    secure_cookies: bool,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Credentials {
+    pub username: String,
+    pub password: String,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct RefreshRequest {
+    /// The refresh token; browsers may omit it and send the refresh cookie instead.
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PasswordChange {
+    pub current_password: String,
+    pub new_password: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenResponse {
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: String,
+    /// Seconds until the access token expires.
+    pub expires_in: u64,
+    pub refresh_token: String,
+    pub refresh_expires_in: u64,
+    pub account: Account,
+}
+
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::Invalid { .. } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-field",
+                e.to_string(),
+            ),
+            AuthError::UsernameTaken(_) => ApiError::conflict("username-taken", e.to_string()),
+            AuthError::InvalidCredentials => ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "invalid-credentials",
+                e.to_string(),
+            ),
+            AuthError::InvalidRefresh | AuthError::RefreshReused => {
+                ApiError::new(StatusCode::UNAUTHORIZED, "invalid-refresh", e.to_string())
+            }
+            AuthError::Password(e) => ApiError::internal(e),
+            AuthError::Db(e) => e.into(),
+        }
+    }
+}
+
+fn set_cookie(response: &mut Response, value: String) {
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+}
+
+fn cookie_attributes(path: &str, max_age: u64, http_only: bool, secure: bool) -> String {
+    format!(
+        "Path={path}; Max-Age={max_age}; SameSite=Strict{}{}",
+        if http_only { "; HttpOnly" } else { "" },
+        if secure { "; Secure" } else { "" }
+    )
+}
+
+fn session_response(state: &AuthState, session: Session) -> Response {
+    let csrf = crate::random_token();
+    let secure = state.secure_cookies;
+    let access_age = session.access_expires_in.as_secs();
+    let refresh_age = session.refresh_expires_in.as_secs();
+    let cookies = [
+        format!(
+            "{ACCESS_COOKIE}={}; {}",
+            session.access_token,
+            cookie_attributes("/", access_age, true, secure)
+        ),
+        format!(
+            "{REFRESH_COOKIE}={}; {}",
+            session.refresh_token,
+            cookie_attributes("/api/v1/auth", refresh_age, true, secure)
+        ),
+        format!(
+            "{CSRF_COOKIE}={csrf}; {}",
+            cookie_attributes("/", refresh_age, false, secure)
+        ),
+    ];
+    let mut response = Json(TokenResponse {
+        access_token: session.access_token,
+        token_type: "Bearer".into(),
+        expires_in: access_age,
+        refresh_token: session.refresh_token,
+        refresh_expires_in: refresh_age,
+        account: session.account,
+    })
+    .into_response();
+    for c in cookies {
+        set_cookie(&mut response, c);
+    }
+    response
+}
+
+fn clear_cookies(response: &mut Response, secure: bool) {
+    for (name, path, http_only) in [
+        (ACCESS_COOKIE, "/", true),
+        (REFRESH_COOKIE, "/api/v1/auth", true),
+        (CSRF_COOKIE, "/", false),
+    ] {
+        set_cookie(
+            response,
+            format!("{name}=; {}", cookie_attributes(path, 0, http_only, secure)),
+        );
+    }
+}
+
+/// The refresh token from the body, or from the cookie (then the CSRF header must match).
+fn refresh_token_of(headers: &HeaderMap, body: RefreshRequest) -> Result<String, ApiError> {
+    if let Some(token) = body.refresh_token {
+        return Ok(token);
+    }
+    let token = cookie(headers, REFRESH_COOKIE)
+        .ok_or_else(|| ApiError::unauthenticated("no refresh token presented"))?;
+    let csrf_ok = matches!(
+        (cookie(headers, CSRF_COOKIE), headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok())),
+        (Some(c), Some(h)) if !c.is_empty() && secret_eq(c, h)
+    );
+    if !csrf_ok {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "csrf",
+            "cookie-authenticated writes must send the csrf cookie's value in X-CSRF-Token",
+        ));
+    }
+    Ok(token.to_string())
+}
+
+/// Create an account (role `user`).
+#[utoipa::path(post, path = "/api/v1/auth/register", tag = "auth",
+    request_body = Credentials,
+    responses(
+        (status = 201, description = "Account created", body = Account),
+        (status = 409, description = "Username taken", body = ProblemDetails),
+        (status = 422, description = "Invalid username or password", body = ProblemDetails),
+        (status = 429, description = "Rate limited", body = ProblemDetails),
+    ))]
+async fn register(
+    State(state): State<AuthState>,
+    ClientIp(ip): ClientIp,
+    ApiJson(body): ApiJson<Credentials>,
+) -> Result<(StatusCode, Json<Account>), ApiError> {
+    state.limits.register.check(&format!("register:{}", ip))?;
+    let account = state
+        .auth
+        .register(&body.username, &body.password, contracts::Role::User)
+        .await?;
+    Ok((StatusCode::CREATED, Json(account)))
+}
+
+/// Log in: an access token (also as an HttpOnly cookie) and a refresh token.
+#[utoipa::path(post, path = "/api/v1/auth/login", tag = "auth",
+    request_body = Credentials,
+    responses(
+        (status = 200, description = "Logged in", body = TokenResponse),
+        (status = 401, description = "Invalid username or password", body = ProblemDetails),
+        (status = 429, description = "Rate limited", body = ProblemDetails),
+    ))]
+async fn login(
+    State(state): State<AuthState>,
+    ClientIp(ip): ClientIp,
+    ApiJson(body): ApiJson<Credentials>,
+) -> Result<Response, ApiError> {
+    state.limits.login.check(&format!("login-ip:{}", ip))?;
+    state
+        .limits
+        .login
+        .check(&format!("login-user:{}", body.username))?;
+    let session = state.auth.login(&body.username, &body.password).await?;
+    Ok(session_response(&state, session))
+}
+
+/// Exchange a refresh token for a new pair; the presented token is spent. Presenting a spent
+/// token revokes its whole family.
+#[utoipa::path(post, path = "/api/v1/auth/refresh", tag = "auth",
+    request_body = RefreshRequest,
+    responses(
+        (status = 200, description = "New tokens", body = TokenResponse),
+        (status = 401, description = "Invalid, expired, revoked or reused refresh token", body = ProblemDetails),
+    ))]
+async fn refresh(
+    State(state): State<AuthState>,
+    headers: HeaderMap,
+    OptionalJson(body): OptionalJson<RefreshRequest>,
+) -> Result<Response, ApiError> {
+    let token = refresh_token_of(&headers, body)?;
+    let session = state.auth.refresh(&token).await?;
+    Ok(session_response(&state, session))
+}
+
+/// End the session (revokes its refresh-token family) and clear the cookies.
+#[utoipa::path(post, path = "/api/v1/auth/logout", tag = "auth",
+    request_body = RefreshRequest,
+    responses((status = 204, description = "Logged out")))]
+async fn logout(
+    State(state): State<AuthState>,
+    headers: HeaderMap,
+    OptionalJson(body): OptionalJson<RefreshRequest>,
+) -> Result<Response, ApiError> {
+    if let Ok(token) = refresh_token_of(&headers, body) {
+        state.auth.logout(&token).await?;
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    clear_cookies(&mut response, state.secure_cookies);
+    Ok(response)
+}
+
+/// The caller's account.
+#[utoipa::path(get, path = "/api/v1/auth/me", tag = "auth",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The account", body = Account),
+        (status = 401, description = "Not authenticated", body = ProblemDetails),
+    ))]
+async fn me(
+    State(state): State<AuthState>,
+    caller: Authenticated,
+) -> Result<Json<Account>, ApiError> {
+    state
+        .auth
+        .account(caller.0.user_id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::unauthenticated("the account no longer exists"))
+}
+
+/// Change the caller's password; every existing token of the account stops working.
+#[utoipa::path(post, path = "/api/v1/auth/password", tag = "auth",
+    security(("bearer" = [])),
+    request_body = PasswordChange,
+    responses(
+        (status = 204, description = "Changed; log in again"),
+        (status = 401, description = "Wrong current password", body = ProblemDetails),
+        (status = 422, description = "Invalid new password", body = ProblemDetails),
+    ))]
+async fn change_password(
+    State(state): State<AuthState>,
+    caller: Authenticated,
+    ApiJson(body): ApiJson<PasswordChange>,
+) -> Result<StatusCode, ApiError> {
+    state
+        .limits
+        .login
+        .check(&format!("login-user:{}", caller.0.username))?;
+    state
+        .auth
+        .change_password(caller.0.user_id, &body.current_password, &body.new_password)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The public keys access tokens are signed with (JWK set, Ed25519).
+#[utoipa::path(get, path = "/api/v1/auth/jwks", tag = "auth",
+    responses((status = 200, description = "JWK set", body = Object)))]
+async fn jwks(State(state): State<AuthState>) -> Json<serde_json::Value> {
+    Json(state.auth.jwks())
+}
+
+/// Auth's routes.
+pub fn routes(auth: AuthService, limits: AuthLimits, secure_cookies: bool) -> OpenApiRouter {
+    OpenApiRouter::new()
+        .routes(routes!(register))
+        .routes(routes!(login))
+        .routes(routes!(refresh))
+        .routes(routes!(logout))
+        .routes(routes!(me))
+        .routes(routes!(change_password))
+        .routes(routes!(jwks))
+        .with_state(AuthState {
+            auth,
+            limits,
+            secure_cookies,
+        })
+}

@@ -1,0 +1,617 @@
+//! Accounts, sessions and keys on the owner's database.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use contracts::admin::{Account, AccountAdmin};
+use contracts::{PortError, Principal, Role, TokenRejection, TokenVerifier, UserDirectory, UserId};
+use ed25519_dalek::VerifyingKey;
+use platform::db::Row;
+use platform::{Db, DbError};
+
+use crate::password::{PasswordCost, PasswordError, Passwords};
+use crate::tokens::{self, Claims, Expectations, Key};
+
+/// Tunables of the Auth owner.
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    pub issuer: String,
+    pub audience: String,
+    pub access_ttl: Duration,
+    pub refresh_ttl: Duration,
+    pub password_cost: PasswordCost,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self {
+            issuer: "ulticode".into(),
+            audience: "ulticode-api".into(),
+            access_ttl: Duration::from_secs(15 * 60),
+            refresh_ttl: Duration::from_secs(30 * 24 * 3600),
+            password_cost: PasswordCost::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("the username {0:?} is taken")]
+    UsernameTaken(String),
+    #[error("invalid username or password")]
+    InvalidCredentials,
+    #[error("the refresh token is not valid")]
+    InvalidRefresh,
+    #[error("the refresh token was already used: its whole session family is revoked")]
+    RefreshReused,
+    #[error(transparent)]
+    Password(#[from] PasswordError),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for AuthError {
+    fn from(e: sqlx::Error) -> Self {
+        AuthError::Db(e.into())
+    }
+}
+
+/// A logged-in session: a short-lived access token and the refresh token that renews it.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub access_token: String,
+    pub access_expires_in: Duration,
+    pub refresh_token: String,
+    pub refresh_expires_in: Duration,
+    pub account: Account,
+}
+
+struct Keyring {
+    signing: Key,
+    verifying: HashMap<String, VerifyingKey>,
+    jwks: Vec<serde_json::Value>,
+}
+
+/// The Auth owner. Cheap to clone.
+#[derive(Clone)]
+pub struct AuthService {
+    db: Db,
+    config: Arc<AuthConfig>,
+    passwords: Passwords,
+    keys: Arc<RwLock<Keyring>>,
+    last_reload: Arc<Mutex<Instant>>,
+}
+
+pub fn validate_username(username: &str) -> Result<(), AuthError> {
+    let ok = (3..=32).contains(&username.len())
+        && username
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(AuthError::Invalid {
+            field: "username",
+            reason: "3 to 32 characters: letters, digits, '_' or '-'".into(),
+        })
+    }
+}
+
+pub fn validate_password(password: &str) -> Result<(), AuthError> {
+    let chars = password.chars().count();
+    if (8..=128).contains(&chars) {
+        Ok(())
+    } else {
+        Err(AuthError::Invalid {
+            field: "password",
+            reason: "8 to 128 characters".into(),
+        })
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn ms(d: Duration) -> i64 {
+    d.as_millis().min(i64::MAX as u128) as i64
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex32(text: &str) -> Option<[u8; 32]> {
+    let bytes: Vec<u8> = (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect::<Option<_>>()?;
+    bytes.try_into().ok()
+}
+
+fn account_of(row: &platform::db::AnyRow) -> Result<Account, AuthError> {
+    let role: String = row.try_get("role")?;
+    Ok(Account {
+        id: UserId(row.try_get("id")?),
+        username: row.try_get("username")?,
+        role: role.parse().unwrap_or_default(),
+        created_at_ms: row.try_get("created_at")?,
+    })
+}
+
+async fn load_keyring(db: &Db) -> Result<Option<Keyring>, DbError> {
+    let rows = db
+        .query("SELECT kid, secret_hex FROM signing_keys ORDER BY created_at DESC, kid")
+        .fetch_all(db.pool())
+        .await?;
+    let keys: Vec<Key> = rows
+        .iter()
+        .filter_map(|row| {
+            let kid: String = row.try_get(0).ok()?;
+            let secret: String = row.try_get(1).ok()?;
+            Some(Key::from_secret(kid, unhex32(&secret)?))
+        })
+        .collect();
+    let Some(signing) = keys.first().cloned() else {
+        return Ok(None);
+    };
+    Ok(Some(Keyring {
+        signing,
+        verifying: keys
+            .iter()
+            .map(|k| (k.kid.clone(), k.verifying()))
+            .collect(),
+        jwks: keys.iter().map(Key::jwk).collect(),
+    }))
+}
+
+impl AuthService {
+    /// Opens the owner on `db`: migrates, and creates a signing key if there is none.
+    pub async fn open(db: Db, config: AuthConfig) -> Result<Self, AuthError> {
+        db.migrate(crate::schema::MIGRATIONS).await?;
+        let keyring = match load_keyring(&db).await? {
+            Some(keyring) => keyring,
+            None => {
+                let kid = hex(&crate::random_bytes::<8>());
+                let insert = db
+                    .query(
+                        "INSERT INTO signing_keys (kid, secret_hex, created_at) VALUES ($1, $2, {now})",
+                    )
+                    .bind(kid)
+                    .bind(hex(&crate::random_bytes::<32>()))
+                    .execute(db.pool())
+                    .await;
+                if let Err(e) = insert {
+                    // Another replica may have created its key at the same moment: fine.
+                    tracing::debug!(error = %e, "signing key insert");
+                }
+                load_keyring(&db)
+                    .await?
+                    .ok_or_else(|| AuthError::Db(DbError::Sql(sqlx::Error::RowNotFound)))?
+            }
+        };
+        Ok(Self {
+            passwords: Passwords::new(config.password_cost)?,
+            db,
+            config: Arc::new(config),
+            keys: Arc::new(RwLock::new(keyring)),
+            last_reload: Arc::new(Mutex::new(Instant::now())),
+        })
+    }
+
+    pub fn config(&self) -> &AuthConfig {
+        &self.config
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The public keys, as a JWK set.
+    pub fn jwks(&self) -> serde_json::Value {
+        let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
+        serde_json::json!({ "keys": keys.jwks })
+    }
+
+    pub async fn register(
+        &self,
+        username: &str,
+        password: &str,
+        role: Role,
+    ) -> Result<Account, AuthError> {
+        validate_username(username)?;
+        validate_password(password)?;
+        let hash = self.passwords.hash(password.to_string()).await?;
+        let inserted = self
+            .db
+            .query(
+                "INSERT INTO users (username, password_hash, role, created_at, updated_at)
+                 VALUES ($1, $2, $3, {now}, {now})
+                 RETURNING id, username, role, created_at",
+            )
+            .bind(username.to_string())
+            .bind(hash)
+            .bind(role.as_str())
+            .fetch_one(self.db.pool())
+            .await
+            .map_err(DbError::from);
+        match inserted {
+            Ok(row) => account_of(&row),
+            Err(e) if e.is_unique_violation() => Err(AuthError::UsernameTaken(username.into())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates `username` with `role` and a random password unless it exists; returns the
+    /// account, and the password when it was created (shown once, never stored in clear).
+    pub async fn ensure_account(
+        &self,
+        username: &str,
+        role: Role,
+    ) -> Result<(Account, Option<String>), AuthError> {
+        let password = crate::random_token();
+        match self.register(username, &password, role).await {
+            Ok(account) => Ok((account, Some(password))),
+            Err(AuthError::UsernameTaken(_)) => {
+                let row = self
+                    .db
+                    .query("SELECT id, username, role, created_at FROM users WHERE username = $1")
+                    .bind(username.to_string())
+                    .fetch_one(self.db.pool())
+                    .await?;
+                Ok((account_of(&row)?, None))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn login(&self, username: &str, password: &str) -> Result<Session, AuthError> {
+        let row = self
+            .db
+            .query(
+                "SELECT id, username, role, created_at, password_hash FROM users WHERE username = $1",
+            )
+            .bind(username.to_string())
+            .fetch_optional(self.db.pool())
+            .await?;
+        let stored = row
+            .as_ref()
+            .map(|r| r.try_get::<String, _>("password_hash"))
+            .transpose()?;
+        // Unknown users verify against the decoy: same cost, same answer.
+        if !self.passwords.verify(password.to_string(), stored).await? {
+            return Err(AuthError::InvalidCredentials);
+        }
+        let account = account_of(row.as_ref().ok_or(AuthError::InvalidCredentials)?)?;
+        let family = hex(&crate::random_bytes::<16>());
+        self.start_session(account, &family).await
+    }
+
+    async fn start_session(&self, account: Account, family: &str) -> Result<Session, AuthError> {
+        let refresh_token = format!("rt_{}", crate::random_token());
+        self.db
+            .query(
+                "INSERT INTO refresh_tokens (token_hash, family_id, user_id, created_at, expires_at)
+                 VALUES ($1, $2, $3, {now}, {now} + $4)",
+            )
+            .bind(sha256_hex(&refresh_token))
+            .bind(family.to_string())
+            .bind(account.id.0)
+            .bind(ms(self.config.refresh_ttl))
+            .execute(self.db.pool())
+            .await?;
+        let authz_version: i64 = self
+            .db
+            .query("SELECT authz_version FROM users WHERE id = $1")
+            .bind(account.id.0)
+            .fetch_one(self.db.pool())
+            .await?
+            .try_get(0)?;
+        Ok(Session {
+            access_token: self.issue_access(&account, authz_version),
+            access_expires_in: self.config.access_ttl,
+            refresh_token,
+            refresh_expires_in: self.config.refresh_ttl,
+            account,
+        })
+    }
+
+    fn issue_access(&self, account: &Account, authz_version: i64) -> String {
+        let now = unix_now();
+        let claims = Claims {
+            iss: self.config.issuer.clone(),
+            aud: self.config.audience.clone(),
+            sub: account.id.0.to_string(),
+            name: account.username.clone(),
+            role: account.role,
+            av: authz_version,
+            typ: tokens::ACCESS_TYPE.into(),
+            iat: now,
+            exp: now + self.config.access_ttl.as_secs() as i64,
+            jti: hex(&crate::random_bytes::<12>()),
+        };
+        let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
+        tokens::sign(&keys.signing, &claims)
+    }
+
+    /// Rotates a refresh token: the presented one is spent, a new one of the same family is
+    /// returned. Presenting a spent token revokes the whole family (it was stolen, or the
+    /// legitimate client's copy was).
+    pub async fn refresh(&self, token: &str) -> Result<Session, AuthError> {
+        let hash = sha256_hex(token);
+        let row = self
+            .db
+            .query(
+                "SELECT t.family_id, t.used_at, t.revoked_at, t.expires_at, {now} AS now,
+                        u.id, u.username, u.role, u.created_at
+                 FROM refresh_tokens t JOIN users u ON u.id = t.user_id
+                 WHERE t.token_hash = $1",
+            )
+            .bind(hash.clone())
+            .fetch_optional(self.db.pool())
+            .await?
+            .ok_or(AuthError::InvalidRefresh)?;
+        let family: String = row.try_get("family_id")?;
+        let used: Option<i64> = row.try_get("used_at")?;
+        let revoked: Option<i64> = row.try_get("revoked_at")?;
+        let expires_at: i64 = row.try_get("expires_at")?;
+        let now: i64 = row.try_get("now")?;
+        if revoked.is_some() || expires_at <= now {
+            return Err(AuthError::InvalidRefresh);
+        }
+        if used.is_some() {
+            self.revoke_family(&family).await?;
+            return Err(AuthError::RefreshReused);
+        }
+        let spent = self
+            .db
+            .query(
+                "UPDATE refresh_tokens SET used_at = {now}
+                 WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL",
+            )
+            .bind(hash)
+            .execute(self.db.pool())
+            .await?;
+        if spent.rows_affected() != 1 {
+            // Spent concurrently: two holders of one token.
+            self.revoke_family(&family).await?;
+            return Err(AuthError::RefreshReused);
+        }
+        self.start_session(account_of(&row)?, &family).await
+    }
+
+    async fn revoke_family(&self, family: &str) -> Result<(), AuthError> {
+        self.db
+            .query(
+                "UPDATE refresh_tokens SET revoked_at = {now} WHERE family_id = $1 AND revoked_at IS NULL",
+            )
+            .bind(family.to_string())
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Ends the session the refresh token belongs to (its whole family).
+    pub async fn logout(&self, refresh_token: &str) -> Result<(), AuthError> {
+        let family: Option<String> = self
+            .db
+            .query("SELECT family_id FROM refresh_tokens WHERE token_hash = $1")
+            .bind(sha256_hex(refresh_token))
+            .fetch_optional(self.db.pool())
+            .await?
+            .map(|row| row.try_get(0))
+            .transpose()?;
+        if let Some(family) = family {
+            self.revoke_family(&family).await?;
+        }
+        Ok(())
+    }
+
+    /// Changes a password; every token of the account stops working.
+    pub async fn change_password(
+        &self,
+        user: UserId,
+        current: &str,
+        new: &str,
+    ) -> Result<(), AuthError> {
+        validate_password(new)?;
+        let stored: Option<String> = self
+            .db
+            .query("SELECT password_hash FROM users WHERE id = $1")
+            .bind(user.0)
+            .fetch_optional(self.db.pool())
+            .await?
+            .map(|row| row.try_get(0))
+            .transpose()?;
+        if !self.passwords.verify(current.to_string(), stored).await? {
+            return Err(AuthError::InvalidCredentials);
+        }
+        let hash = self.passwords.hash(new.to_string()).await?;
+        self.invalidate_tokens(
+            user,
+            "UPDATE users SET password_hash = $2, authz_version = authz_version + 1, updated_at = {now} WHERE id = $1",
+            &hash,
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Applies an account change that bumps `authz_version` and revokes every refresh family,
+    /// in one transaction. Returns whether the account existed.
+    async fn invalidate_tokens(
+        &self,
+        user: UserId,
+        update: &str,
+        value: &str,
+    ) -> Result<bool, AuthError> {
+        let mut tx = self.db.begin().await?;
+        let changed = self
+            .db
+            .query(update)
+            .bind(user.0)
+            .bind(value.to_string())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        self.db
+            .query(
+                "UPDATE refresh_tokens SET revoked_at = {now} WHERE user_id = $1 AND revoked_at IS NULL",
+            )
+            .bind(user.0)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(changed == 1)
+    }
+
+    pub async fn account(&self, user: UserId) -> Result<Option<Account>, AuthError> {
+        self.db
+            .query("SELECT id, username, role, created_at FROM users WHERE id = $1")
+            .bind(user.0)
+            .fetch_optional(self.db.pool())
+            .await?
+            .map(|row| account_of(&row))
+            .transpose()
+    }
+
+    /// The verifying keys, reloaded from the database (at most every few seconds) when a
+    /// token names a key this process has not seen: another replica may have created it.
+    async fn verifying_keys(&self, kid: Option<&str>) -> HashMap<String, VerifyingKey> {
+        let known = {
+            let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
+            if kid.is_none_or(|kid| keys.verifying.contains_key(kid)) {
+                return keys.verifying.clone();
+            }
+            keys.verifying.clone()
+        };
+        let due = {
+            let mut last = self.last_reload.lock().unwrap_or_else(|e| e.into_inner());
+            let due = last.elapsed() > Duration::from_secs(5);
+            if due {
+                *last = Instant::now();
+            }
+            due
+        };
+        if due {
+            if let Ok(Some(keyring)) = load_keyring(&self.db).await {
+                let verifying = keyring.verifying.clone();
+                let mut keys = self.keys.write().unwrap_or_else(|e| e.into_inner());
+                keys.verifying = keyring.verifying;
+                keys.jwks = keyring.jwks;
+                return verifying;
+            }
+        }
+        known
+    }
+}
+
+fn kid_of(token: &str) -> Option<String> {
+    use base64::Engine;
+    let header = token.split('.').next()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .ok()?;
+    serde_json::from_slice::<tokens::Header>(&bytes).ok()?.kid
+}
+
+#[async_trait]
+impl TokenVerifier for AuthService {
+    async fn verify_access(&self, token: &str) -> Result<Principal, TokenRejection> {
+        let keys = self.verifying_keys(kid_of(token).as_deref()).await;
+        let expect = Expectations {
+            issuer: self.config.issuer.clone(),
+            audience: self.config.audience.clone(),
+        };
+        let claims = tokens::verify(token, &keys, &expect, unix_now())?;
+        let user = claims.user_id()?;
+        // The account's current state decides: a role or password change since issue
+        // (authz_version moved) or a deleted account revokes the token.
+        let row = self
+            .db
+            .query("SELECT username, role, authz_version FROM users WHERE id = $1")
+            .bind(user.0)
+            .fetch_optional(self.db.pool())
+            .await
+            .map_err(|e| TokenRejection::Unavailable(e.to_string()))?
+            .ok_or(TokenRejection::Revoked)?;
+        let version: i64 = row
+            .try_get("authz_version")
+            .map_err(|e| TokenRejection::Unavailable(e.to_string()))?;
+        if version != claims.av {
+            return Err(TokenRejection::Revoked);
+        }
+        let role: String = row
+            .try_get("role")
+            .map_err(|e| TokenRejection::Unavailable(e.to_string()))?;
+        Ok(Principal {
+            user_id: user,
+            username: claims.name,
+            role: role.parse().map_err(|_| TokenRejection::Revoked)?,
+        })
+    }
+}
+
+fn port_error(e: impl std::fmt::Display) -> PortError {
+    PortError::Unavailable(e.to_string())
+}
+
+#[async_trait]
+impl UserDirectory for AuthService {
+    async fn user_exists(&self, user: UserId) -> Result<bool, PortError> {
+        Ok(self.account(user).await.map_err(port_error)?.is_some())
+    }
+}
+
+#[async_trait]
+impl AccountAdmin for AuthService {
+    async fn list_accounts(
+        &self,
+        after: Option<UserId>,
+        limit: u32,
+    ) -> Result<Vec<Account>, PortError> {
+        let rows = self
+            .db
+            .query(
+                "SELECT id, username, role, created_at FROM users WHERE id > $1 ORDER BY id LIMIT $2",
+            )
+            .bind(after.map_or(0, |u| u.0))
+            .bind(i64::from(limit.clamp(1, 200)))
+            .fetch_all(self.db.pool())
+            .await
+            .map_err(port_error)?;
+        rows.iter()
+            .map(account_of)
+            .collect::<Result<_, _>>()
+            .map_err(port_error)
+    }
+
+    async fn set_role(&self, user: UserId, role: Role) -> Result<Option<Account>, PortError> {
+        let existed = self
+            .invalidate_tokens(
+                user,
+                "UPDATE users SET role = $2, authz_version = authz_version + 1, updated_at = {now} WHERE id = $1",
+                role.as_str(),
+            )
+            .await
+            .map_err(port_error)?;
+        if !existed {
+            return Ok(None);
+        }
+        self.account(user).await.map_err(port_error)
+    }
+}

@@ -1,0 +1,538 @@
+//! The HTTP edge every owner shares: problem-details errors, JSON bodies whose rejections are
+//! problem details too, the caller's identity (bearer token or cookie + CSRF check), service
+//! tokens for internal routes, and rate limits. Mechanisms only: which permission a route
+//! needs is the owner's decision.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use contracts::{Permission, Principal, TokenRejection, TokenVerifier};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The cookie holding the access token when a browser logged in.
+pub const ACCESS_COOKIE: &str = "ulticode_access";
+/// The cookie holding the refresh token (sent only to the auth routes).
+pub const REFRESH_COOKIE: &str = "ulticode_refresh";
+/// The readable cookie whose value cookie-authenticated writes repeat in [`CSRF_HEADER`].
+pub const CSRF_COOKIE: &str = "ulticode_csrf";
+pub const CSRF_HEADER: &str = "x-csrf-token";
+/// Where problem-detail types live; `type` is this plus a stable slug.
+pub const PROBLEM_TYPE_BASE: &str = "https://ulticode.dev/problems/";
+
+/// An RFC 9457 problem-details body.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProblemDetails {
+    /// A stable URI per kind of error, e.g. `https://ulticode.dev/problems/not-found`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+}
+
+/// An error at the HTTP edge, answered as `application/problem+json`.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    /// The stable slug of the error's type.
+    pub kind: &'static str,
+    pub detail: String,
+    pub retry_after: Option<Duration>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, kind: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            kind,
+            detail: detail.into(),
+            retry_after: None,
+        }
+    }
+
+    /// Invalid input the caller can fix (400).
+    pub fn invalid(kind: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, kind, detail)
+    }
+
+    pub fn unauthenticated(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", detail)
+    }
+
+    pub fn forbidden(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", detail)
+    }
+
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not-found", detail)
+    }
+
+    pub fn conflict(kind: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, kind, detail)
+    }
+
+    pub fn rate_limited(retry_after: Duration) -> Self {
+        Self {
+            retry_after: Some(retry_after),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate-limited",
+                "too many requests; retry later",
+            )
+        }
+    }
+
+    /// A dependency (database, queue, another owner) is unavailable: retrying may help.
+    pub fn unavailable(what: &str, error: impl std::fmt::Display) -> Self {
+        tracing::error!(%error, what, "dependency unavailable");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            format!("{what} is unavailable; retry later"),
+        )
+    }
+
+    /// A bug or an unexpected failure: logged in full, answered without internals.
+    pub fn internal(error: impl std::fmt::Display) -> Self {
+        tracing::error!(%error, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error; it has been logged",
+        )
+    }
+
+    pub fn body(&self) -> ProblemDetails {
+        ProblemDetails {
+            kind: format!("{PROBLEM_TYPE_BASE}{}", self.kind),
+            title: self
+                .status
+                .canonical_reason()
+                .unwrap_or("Error")
+                .to_string(),
+            status: self.status.as_u16(),
+            detail: self.detail.clone(),
+        }
+    }
+}
+
+impl From<crate::DbError> for ApiError {
+    fn from(e: crate::DbError) -> Self {
+        ApiError::unavailable("the database", e)
+    }
+}
+
+impl From<contracts::PortError> for ApiError {
+    fn from(e: contracts::PortError) -> Self {
+        match e {
+            contracts::PortError::Unavailable(m) => ApiError::unavailable("a dependency", m),
+            contracts::PortError::Rejected(m) => ApiError::internal(m),
+        }
+    }
+}
+
+impl From<contracts::FactsError> for ApiError {
+    fn from(e: contracts::FactsError) -> Self {
+        match e {
+            contracts::FactsError::ProblemNotFound(_) => ApiError::not_found(e.to_string()),
+            contracts::FactsError::NoTestData(_) => {
+                ApiError::conflict("no-test-data", e.to_string())
+            }
+            contracts::FactsError::Port(e) => e.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (
+            self.status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/problem+json"),
+            )],
+            serde_json::to_string(&self.body()).unwrap_or_default(),
+        )
+            .into_response();
+        if let Some(after) = self.retry_after {
+            let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+            if let Ok(value) = HeaderValue::from_str(&seconds.max(1).to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        response
+    }
+}
+
+/// The answer for a route that does not exist.
+pub async fn no_route() -> ApiError {
+    ApiError::not_found("no such route")
+}
+
+/// A JSON body whose every rejection is a problem-details answer.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(value)) => Ok(ApiJson(value)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+/// Query parameters whose rejection is a problem-details answer.
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| ApiQuery(q.0))
+            .map_err(|e| ApiError::invalid("invalid-query", e.body_text()))
+    }
+}
+
+/// Path parameters whose rejection is a problem-details answer.
+pub struct ApiPath<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| ApiPath(p.0))
+            .map_err(|e| ApiError::invalid("invalid-path", e.body_text()))
+    }
+}
+
+fn json_rejection(rejection: JsonRejection) -> ApiError {
+    match rejection {
+        JsonRejection::MissingJsonContentType(_) => ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+            "expected Content-Type: application/json",
+        ),
+        JsonRejection::JsonSyntaxError(e) => {
+            ApiError::invalid("malformed-json", format!("the body is not JSON: {e}"))
+        }
+        JsonRejection::JsonDataError(e) => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-body",
+            format!("the body does not match the schema: {e}"),
+        ),
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body-too-large",
+            "the request body is too large",
+        ),
+        other => ApiError::invalid("invalid-body", other.body_text()),
+    }
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// Constant-time equality for secrets.
+pub fn secret_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// The `Idempotency-Key` header, if sent: 1 to 128 visible ASCII characters.
+pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| (1..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "invalid-idempotency-key",
+                "Idempotency-Key must be 1 to 128 visible ASCII characters",
+            )
+        })?;
+    Ok(Some(key.to_string()))
+}
+
+/// The verifier the identity extractors use; the composition root installs it as a request
+/// extension on every route.
+#[derive(Clone)]
+pub struct Verifier(pub Arc<dyn TokenVerifier>);
+
+/// The caller, if any credential was presented. A presented credential that does not verify
+/// is a 401, never a silent downgrade to anonymous.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Option<Principal>);
+
+/// A caller that must be authenticated.
+#[derive(Debug, Clone)]
+pub struct Authenticated(pub Principal);
+
+impl Authenticated {
+    /// The principal, if its role has `permission` (403 otherwise).
+    pub fn require(&self, permission: Permission) -> Result<&Principal, ApiError> {
+        if self.0.can(permission) {
+            Ok(&self.0)
+        } else {
+            Err(ApiError::forbidden(
+                "your role does not allow this operation",
+            ))
+        }
+    }
+}
+
+fn is_safe(method: &Method) -> bool {
+    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// The access token a request carries, and whether it came from a cookie.
+fn presented_token(parts: &Parts) -> Result<Option<(String, bool)>, ApiError> {
+    if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
+        let value = value
+            .to_str()
+            .map_err(|_| ApiError::unauthenticated("malformed Authorization header"))?;
+        let token = value
+            .strip_prefix("Bearer ")
+            .ok_or_else(|| ApiError::unauthenticated("expected a Bearer token"))?;
+        return Ok(Some((token.trim().to_string(), false)));
+    }
+    Ok(cookie(&parts.headers, ACCESS_COOKIE).map(|t| (t.to_string(), true)))
+}
+
+/// Cookie-authenticated writes must repeat the CSRF cookie in a header (double submit):
+/// another site can make the browser send cookies but cannot read them.
+fn check_csrf(parts: &Parts) -> Result<(), ApiError> {
+    if is_safe(&parts.method) {
+        return Ok(());
+    }
+    let cookie = cookie(&parts.headers, CSRF_COOKIE);
+    let header = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+    match (cookie, header) {
+        (Some(c), Some(h)) if !c.is_empty() && secret_eq(c, h) => Ok(()),
+        _ => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "csrf",
+            "cookie-authenticated writes must send the csrf cookie's value in X-CSRF-Token",
+        )),
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let Some((token, from_cookie)) = presented_token(parts)? else {
+            return Ok(Caller(None));
+        };
+        if from_cookie {
+            check_csrf(parts)?;
+        }
+        let verifier = parts
+            .extensions
+            .get::<Verifier>()
+            .cloned()
+            .ok_or_else(|| ApiError::internal("no token verifier installed"))?;
+        match verifier.0.verify_access(&token).await {
+            Ok(principal) => Ok(Caller(Some(principal))),
+            Err(TokenRejection::Unavailable(e)) => Err(ApiError::unavailable("authentication", e)),
+            Err(rejection) => Err(ApiError::unauthenticated(rejection.to_string())),
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Authenticated {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match Caller::from_request_parts(parts, state).await?.0 {
+            Some(principal) => Ok(Authenticated(principal)),
+            None => Err(ApiError::unauthenticated(
+                "log in first: send Authorization: Bearer <access token>",
+            )),
+        }
+    }
+}
+
+/// The shared secret internal callers (judge workers) present as `Authorization: Bearer`.
+#[derive(Clone)]
+pub struct ServiceToken(pub Arc<str>);
+
+impl ServiceToken {
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match presented {
+            Some(p) if secret_eq(p, &self.0) => Ok(()),
+            _ => Err(ApiError::unauthenticated(
+                "a valid service token is required",
+            )),
+        }
+    }
+}
+
+/// The peer's IP address ("unknown" when the server runs without connect info).
+#[derive(Debug, Clone)]
+pub struct ClientIp(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0.ip().to_string())
+                .unwrap_or_else(|| "unknown".into()),
+        ))
+    }
+}
+
+/// A JSON body that may be absent (an empty body is `T::default()`).
+pub struct OptionalJson<T>(pub T);
+
+impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for OptionalJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::new(e.status(), "invalid-body", e.body_text()))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJson(T::default()));
+        }
+        serde_json::from_slice(&bytes)
+            .map(OptionalJson)
+            .map_err(|e| ApiError::invalid("malformed-json", format!("the body is not valid: {e}")))
+    }
+}
+
+/// A keyed token bucket: `burst` requests at once, refilled at `per_second`. State is per
+/// process (each replica limits on its own), which bounds abuse without a shared store.
+#[derive(Clone)]
+pub struct RateLimit {
+    burst: f64,
+    per_second: f64,
+    buckets: Arc<Mutex<HashMap<String, (f64, Instant)>>>,
+}
+
+impl RateLimit {
+    pub fn new(burst: u32, per_second: f64) -> Self {
+        Self {
+            burst: f64::from(burst.max(1)),
+            per_second: per_second.max(f64::MIN_POSITIVE),
+            buckets: Arc::default(),
+        }
+    }
+
+    /// Takes one token for `key`, or says how long until one is available.
+    pub fn check(&self, key: &str) -> Result<(), ApiError> {
+        self.check_at(key, Instant::now())
+    }
+
+    fn check_at(&self, key: &str, now: Instant) -> Result<(), ApiError> {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if buckets.len() > 100_000 {
+            // Forget full buckets so the map stays bounded under many distinct keys.
+            let (burst, rate) = (self.burst, self.per_second);
+            buckets.retain(|_, (tokens, at)| {
+                *tokens + now.duration_since(*at).as_secs_f64() * rate < burst
+            });
+        }
+        let (tokens, at) = buckets.entry(key.to_string()).or_insert((self.burst, now));
+        *tokens =
+            (*tokens + now.duration_since(*at).as_secs_f64() * self.per_second).min(self.burst);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            Ok(())
+        } else {
+            let wait = (1.0 - *tokens) / self.per_second;
+            Err(ApiError::rate_limited(Duration::from_secs_f64(wait)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::to_bytes;
+
+    #[tokio::test]
+    async fn errors_are_problem_details_with_stable_types() {
+        let response = ApiError::rate_limited(Duration::from_millis(1500)).into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "2");
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "application/problem+json"
+        );
+        let body: serde_json::Value =
+            serde_json::from_slice(&to_bytes(response.into_body(), 1 << 16).await.unwrap())
+                .unwrap();
+        assert_eq!(body["type"], "https://ulticode.dev/problems/rate-limited");
+        assert_eq!(body["status"], 429);
+        assert_eq!(body["title"], "Too Many Requests");
+    }
+
+    #[test]
+    fn the_bucket_allows_a_burst_then_refills() {
+        let limit = RateLimit::new(3, 1.0);
+        let t0 = Instant::now();
+        for _ in 0..3 {
+            limit.check_at("ip", t0).unwrap();
+        }
+        let refused = limit.check_at("ip", t0).unwrap_err();
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(refused.retry_after.unwrap() <= Duration::from_secs(1));
+        limit.check_at("other", t0).unwrap();
+        limit
+            .check_at("ip", t0 + Duration::from_millis(1001))
+            .unwrap();
+    }
+
+    #[test]
+    fn cookies_are_found_by_exact_name() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; ulticode_access_x=2; ulticode_access=tok"),
+        );
+        assert_eq!(cookie(&headers, ACCESS_COOKIE), Some("tok"));
+        assert_eq!(cookie(&headers, "missing"), None);
+        assert!(secret_eq("abc", "abc"));
+        assert!(!secret_eq("abc", "abd"));
+        assert!(!secret_eq("abc", "abcd"));
+    }
+}

@@ -1,0 +1,80 @@
+//! Submission's side of the Admin owner's port: rejudge and the pipeline's state.
+
+use async_trait::async_trait;
+use contracts::admin::{
+    ActiveLease, RejudgeOutcome, SingletonLease, StateCount, SubmissionAdmin, SubmissionPipeline,
+};
+use contracts::{Generation, PortError, SubmissionId};
+use platform::db::Row;
+use platform::Leases;
+
+use crate::store::SubmissionStore;
+
+fn unavailable(e: impl std::fmt::Display) -> PortError {
+    PortError::Unavailable(e.to_string())
+}
+
+fn counts(rows: Vec<(String, i64)>) -> Vec<StateCount> {
+    rows.into_iter()
+        .map(|(state, count)| StateCount { state, count })
+        .collect()
+}
+
+#[async_trait]
+impl SubmissionAdmin for SubmissionStore {
+    async fn rejudge(&self, id: SubmissionId) -> Result<RejudgeOutcome, PortError> {
+        match SubmissionStore::rejudge(self, id, None)
+            .await
+            .map_err(unavailable)?
+        {
+            Some(generation) => Ok(RejudgeOutcome::Rejudged { generation }),
+            None if self.get(id).await.map_err(unavailable)?.is_none() => {
+                Ok(RejudgeOutcome::NotFound)
+            }
+            None => Ok(RejudgeOutcome::Conflict),
+        }
+    }
+
+    async fn pipeline(&self) -> Result<SubmissionPipeline, PortError> {
+        let db = self.db();
+        let judging_leases = db
+            .query(
+                "SELECT id, generation, current_attempt_id, judging_lease_expires_at FROM submissions \
+                 WHERE state = 'judging' ORDER BY judging_lease_expires_at LIMIT 200",
+            )
+            .fetch_all(db.pool())
+            .await
+            .map_err(unavailable)?
+            .iter()
+            .map(|row| {
+                Ok(ActiveLease {
+                    submission_id: SubmissionId(row.try_get(0)?),
+                    generation: Generation(row.try_get(1)?),
+                    attempt_id: row.try_get::<Option<String>, _>(2)?.unwrap_or_default(),
+                    expires_at_ms: row.try_get::<Option<i64>, _>(3)?.unwrap_or_default(),
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(unavailable)?;
+        let singleton_leases = Leases::new(db.clone())
+            .list()
+            .await
+            .map_err(unavailable)?
+            .into_iter()
+            .map(
+                |(name, fence_token, holder, expires_at_ms)| SingletonLease {
+                    name,
+                    fence_token,
+                    holder,
+                    expires_at_ms,
+                },
+            )
+            .collect();
+        Ok(SubmissionPipeline {
+            submissions_by_state: counts(self.state_counts().await.map_err(unavailable)?),
+            outbox_by_state: counts(self.outbox_counts().await.map_err(unavailable)?),
+            judging_leases,
+            singleton_leases,
+        })
+    }
+}

@@ -1,0 +1,502 @@
+//! The public submission API: submit (App captures the facts, intake stores them), read one,
+//! list, and watch live status over Server-Sent Events.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use contracts::{
+    Generation, JudgeProgress, Permission, Principal, ProblemFacts, ProblemId, SubmissionId,
+    Verdict,
+};
+use futures::Stream;
+use platform::http::{
+    idempotency_key, ApiError, ApiJson, ApiPath, ApiQuery, Authenticated, ProblemDetails, RateLimit,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::store::{
+    state, Listing, StoredTest, SubmissionRecord, SubmissionStore, SubmissionSummary, SubmitError,
+    SubmitRequest,
+};
+
+/// Limits of the submission API.
+#[derive(Clone)]
+pub struct SubmissionApiConfig {
+    /// Ids of the languages the judge workers can run.
+    pub languages: Arc<Vec<String>>,
+    pub max_source_bytes: usize,
+    /// Submissions per user.
+    pub submit_limit: RateLimit,
+}
+
+impl SubmissionApiConfig {
+    pub fn new(languages: Vec<String>) -> Self {
+        Self {
+            languages: Arc::new(languages),
+            max_source_bytes: 64 * 1024,
+            submit_limit: RateLimit::new(20, 1.0),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct ApiState {
+    store: SubmissionStore,
+    facts: Arc<dyn ProblemFacts>,
+    config: SubmissionApiConfig,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSubmission {
+    /// The problem's slug.
+    pub problem: String,
+    /// A language id from `GET /api/v1/languages`.
+    pub language: String,
+    pub source: String,
+}
+
+/// One test's result. Outputs appear for sample tests only.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TestView {
+    pub name: String,
+    pub group: String,
+    pub verdict: Verdict,
+    pub time_ms: i64,
+    pub memory_kib: i64,
+    pub message: String,
+    pub score: Option<f64>,
+    pub output: Option<String>,
+}
+
+impl From<&StoredTest> for TestView {
+    fn from(t: &StoredTest) -> Self {
+        Self {
+            name: t.name.clone(),
+            group: t.group.clone(),
+            verdict: t.verdict,
+            time_ms: t.time_ms,
+            memory_kib: t.memory_kib,
+            message: t.message.clone(),
+            score: t.score,
+            output: t.output.clone(),
+        }
+    }
+}
+
+/// Where a submission is: `queued`, `compiling`, `running` (test k of n) or `done`.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct LiveStatus {
+    pub state: String,
+    #[schema(value_type = i64)]
+    pub generation: Generation,
+    pub test: Option<u32>,
+    pub total: Option<u32>,
+    pub verdict: Option<Verdict>,
+    pub score: Option<f64>,
+    pub time_ms: Option<i64>,
+    pub memory_kib: Option<i64>,
+}
+
+impl LiveStatus {
+    fn of(record: &SubmissionRecord) -> Self {
+        let (state, test, total) = match (record.state.as_str(), record.progress) {
+            (state::DONE, _) => ("done", None, None),
+            (state::JUDGING, Some(JudgeProgress::Running { test, total })) => {
+                ("running", Some(test), Some(total))
+            }
+            (state::JUDGING, _) => ("compiling", None, None),
+            _ => ("queued", None, None),
+        };
+        let done = state == "done";
+        Self {
+            state: state.into(),
+            generation: record.generation,
+            test,
+            total,
+            verdict: record.verdict.filter(|_| done),
+            score: record.score.filter(|_| done),
+            time_ms: record.time_ms.filter(|_| done),
+            memory_kib: record.memory_kib.filter(|_| done),
+        }
+    }
+}
+
+/// A submission. `source` and `compile_output` are shown to its author and admins only.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubmissionView {
+    pub id: i64,
+    pub user_id: i64,
+    pub problem_id: i64,
+    pub problem_slug: String,
+    pub problem_title: String,
+    pub language: String,
+    pub source: Option<String>,
+    pub status: LiveStatus,
+    pub compile_output: Option<String>,
+    /// Why judging ended in a system error, when it did.
+    pub message: Option<String>,
+    pub max_score: Option<f64>,
+    pub tests: Vec<TestView>,
+    pub created_at_ms: i64,
+    pub judged_at_ms: Option<i64>,
+}
+
+fn view(record: &SubmissionRecord, privileged: bool) -> SubmissionView {
+    let done = record.state == state::DONE;
+    SubmissionView {
+        id: record.id.0,
+        user_id: record.user_id.0,
+        problem_id: record.problem_id.0,
+        problem_slug: record.facts.problem_slug.clone(),
+        problem_title: record.facts.problem_title.clone(),
+        language: record.language.clone(),
+        source: privileged.then(|| record.source.clone()),
+        status: LiveStatus::of(record),
+        compile_output: record.compile_output.clone().filter(|_| privileged && done),
+        message: record.message.clone().filter(|_| done),
+        max_score: record.max_score.filter(|_| done),
+        tests: if done {
+            record.tests.iter().map(TestView::from).collect()
+        } else {
+            Vec::new()
+        },
+        created_at_ms: record.created_at_ms,
+        judged_at_ms: record.judged_at_ms.filter(|_| done),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SummaryView {
+    pub id: i64,
+    pub user_id: i64,
+    pub problem_id: i64,
+    pub problem_slug: String,
+    pub language: String,
+    pub state: String,
+    pub generation: i64,
+    pub verdict: Option<Verdict>,
+    pub score: Option<f64>,
+    pub time_ms: Option<i64>,
+    pub memory_kib: Option<i64>,
+    pub created_at_ms: i64,
+}
+
+impl From<SubmissionSummary> for SummaryView {
+    fn from(s: SubmissionSummary) -> Self {
+        Self {
+            id: s.id.0,
+            user_id: s.user_id.0,
+            problem_id: s.problem_id.0,
+            problem_slug: s.problem_slug,
+            language: s.language,
+            state: s.state,
+            generation: s.generation.0,
+            verdict: s.verdict,
+            score: s.score,
+            time_ms: s.time_ms,
+            memory_kib: s.memory_kib,
+            created_at_ms: s.created_at_ms,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubmissionPage {
+    pub items: Vec<SummaryView>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    pub next_before: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SubmissionFilter {
+    /// Submissions to this problem (by id); without it, the caller's own submissions.
+    pub problem_id: Option<i64>,
+    /// Keyset cursor: the `next_before` of the previous page.
+    pub before: Option<i64>,
+    /// Page size, 1 to 100 (default 20).
+    pub limit: Option<u32>,
+}
+
+impl From<SubmitError> for ApiError {
+    fn from(e: SubmitError) -> Self {
+        match e {
+            SubmitError::Rejected(r) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "not-admitted",
+                format!("the submission is not admitted: {r}"),
+            ),
+            SubmitError::IdempotencyConflict(_) => {
+                ApiError::conflict("idempotency-conflict", e.to_string())
+            }
+            SubmitError::Db(e) => e.into(),
+        }
+    }
+}
+
+impl ApiState {
+    /// The submission, if `caller` may see it; whether the caller may see its source.
+    async fn visible(
+        &self,
+        caller: &Principal,
+        id: SubmissionId,
+    ) -> Result<(SubmissionRecord, bool), ApiError> {
+        let not_found = || ApiError::not_found(format!("submission {id} not found"));
+        let record = self.store.get(id).await?.ok_or_else(not_found)?;
+        let privileged = record.user_id == caller.user_id || caller.can(Permission::ViewAnySource);
+        if !privileged && !self.facts.visible(caller, record.problem_id).await? {
+            return Err(not_found());
+        }
+        Ok((record, privileged))
+    }
+}
+
+/// Submit code for judging. Idempotent with an `Idempotency-Key` header: the same key and
+/// payload return the same submission (200), the same key with another payload is a 409.
+#[utoipa::path(post, path = "/api/v1/submissions", tag = "submissions",
+    security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "Client key for safe retries")),
+    request_body = NewSubmission,
+    responses(
+        (status = 202, description = "Accepted for judging", body = SubmissionView),
+        (status = 200, description = "The earlier submission with this idempotency key", body = SubmissionView),
+        (status = 401, description = "Not authenticated", body = ProblemDetails),
+        (status = 404, description = "No such problem", body = ProblemDetails),
+        (status = 409, description = "Idempotency conflict, or the problem has no test data", body = ProblemDetails),
+        (status = 413, description = "Source too large", body = ProblemDetails),
+        (status = 422, description = "Unknown language or empty source", body = ProblemDetails),
+        (status = 429, description = "Rate limited", body = ProblemDetails),
+    ))]
+async fn submit(
+    State(state): State<ApiState>,
+    caller: Authenticated,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<NewSubmission>,
+) -> Result<Response, ApiError> {
+    let principal = caller.require(Permission::Submit)?;
+    let key = idempotency_key(&headers)?;
+    state
+        .config
+        .submit_limit
+        .check(&format!("submit:{}", principal.user_id))?;
+    if !state.config.languages.contains(&body.language) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown-language",
+            format!(
+                "unknown language {:?}; available: {}",
+                body.language,
+                state.config.languages.join(", ")
+            ),
+        ));
+    }
+    if body.source.trim().is_empty() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "empty-source",
+            "the source is empty",
+        ));
+    }
+    if body.source.len() > state.config.max_source_bytes {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "source-too-large",
+            format!(
+                "the source is {} bytes; at most {} are accepted",
+                body.source.len(),
+                state.config.max_source_bytes
+            ),
+        ));
+    }
+    let facts = state.facts.capture(principal, &body.problem).await?;
+    let submitted = state
+        .store
+        .submit(
+            &facts,
+            &SubmitRequest {
+                user_id: principal.user_id,
+                problem_id: facts.problem_id,
+                language: body.language,
+                source: body.source,
+                idempotency_key: key,
+            },
+        )
+        .await?;
+    let record = state
+        .store
+        .get(submitted.id)
+        .await?
+        .ok_or_else(|| ApiError::internal("a stored submission vanished"))?;
+    let status = if submitted.created {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        [(
+            header::LOCATION,
+            format!("/api/v1/submissions/{}", submitted.id),
+        )],
+        Json(view(&record, true)),
+    )
+        .into_response())
+}
+
+/// One submission, with per-test results once judged.
+#[utoipa::path(get, path = "/api/v1/submissions/{id}", tag = "submissions",
+    security(("bearer" = [])),
+    params(("id" = i64, Path)),
+    responses(
+        (status = 200, description = "The submission", body = SubmissionView),
+        (status = 404, description = "No such submission (or not visible to the caller)", body = ProblemDetails),
+    ))]
+async fn get_submission(
+    State(state): State<ApiState>,
+    caller: Authenticated,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<SubmissionView>, ApiError> {
+    let (record, privileged) = state.visible(&caller.0, SubmissionId(id)).await?;
+    Ok(Json(view(&record, privileged)))
+}
+
+/// The caller's submissions, or a problem's, newest first.
+#[utoipa::path(get, path = "/api/v1/submissions", tag = "submissions",
+    security(("bearer" = [])),
+    params(SubmissionFilter),
+    responses(
+        (status = 200, description = "A page of submissions", body = SubmissionPage),
+        (status = 404, description = "No such problem", body = ProblemDetails),
+    ))]
+async fn list_submissions(
+    State(state): State<ApiState>,
+    caller: Authenticated,
+    ApiQuery(filter): ApiQuery<SubmissionFilter>,
+) -> Result<Json<SubmissionPage>, ApiError> {
+    let listing = match filter.problem_id {
+        Some(problem) => {
+            if !state.facts.visible(&caller.0, ProblemId(problem)).await? {
+                return Err(ApiError::not_found(format!("problem {problem} not found")));
+            }
+            Listing::ByProblem(ProblemId(problem))
+        }
+        None => Listing::ByUser(caller.0.user_id),
+    };
+    let limit = i64::from(filter.limit.unwrap_or(20).clamp(1, 100));
+    let mut items = state
+        .store
+        .list(listing, filter.before.map(SubmissionId), limit + 1)
+        .await?;
+    let next_before = (items.len() as i64 > limit).then(|| items[limit as usize - 1].id.0);
+    items.truncate(limit as usize);
+    Ok(Json(SubmissionPage {
+        items: items.into_iter().map(SummaryView::from).collect(),
+        next_before,
+    }))
+}
+
+/// Live status as Server-Sent Events: `queued`, `compiling`, `running` (data has `test` and
+/// `total`), and finally `done` with the verdict, after which the stream ends.
+#[utoipa::path(get, path = "/api/v1/submissions/{id}/events", tag = "submissions",
+    security(("bearer" = [])),
+    params(("id" = i64, Path)),
+    responses(
+        (status = 200, description = "An event stream; each event's data is a LiveStatus", content_type = "text/event-stream", body = LiveStatus),
+        (status = 404, description = "No such submission", body = ProblemDetails),
+    ))]
+async fn submission_events(
+    State(state): State<ApiState>,
+    caller: Authenticated,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let id = SubmissionId(id);
+    state.visible(&caller.0, id).await?;
+    Ok(Sse::new(live_status(state.store, id)).keep_alive(KeepAlive::default()))
+}
+
+/// Status changes of one submission until it is done. Woken by this process's changes, and
+/// re-read every second for changes made by other processes.
+fn live_status(
+    store: SubmissionStore,
+    id: SubmissionId,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    struct Watch {
+        store: SubmissionStore,
+        changes: tokio::sync::broadcast::Receiver<SubmissionId>,
+        last: Option<LiveStatus>,
+        finished: bool,
+    }
+    let watch = Watch {
+        changes: store.changes(),
+        store,
+        last: None,
+        finished: false,
+    };
+    futures::stream::unfold(watch, move |mut watch| async move {
+        if watch.finished {
+            return None;
+        }
+        loop {
+            let record = match watch.store.get(id).await {
+                Ok(Some(record)) => record,
+                Ok(None) => return None,
+                Err(e) => {
+                    tracing::warn!(error = %e, "live status read failed");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            let status = LiveStatus::of(&record);
+            if watch.last.as_ref() != Some(&status) {
+                watch.finished = status.state == "done";
+                let event = Event::default()
+                    .event(status.state.clone())
+                    .json_data(&status)
+                    .unwrap_or_default();
+                watch.last = Some(status);
+                return Some((Ok(event), watch));
+            }
+            let changes = &mut watch.changes;
+            let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                loop {
+                    match changes.recv().await {
+                        Ok(changed) if changed == id => return,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            std::future::pending::<()>().await
+                        }
+                        Ok(_) => {}
+                    }
+                }
+            })
+            .await;
+        }
+    })
+}
+
+/// The public submission routes.
+pub fn routes(
+    store: SubmissionStore,
+    facts: Arc<dyn ProblemFacts>,
+    config: SubmissionApiConfig,
+) -> OpenApiRouter {
+    OpenApiRouter::new()
+        .routes(routes!(submit, list_submissions))
+        .routes(routes!(get_submission))
+        .routes(routes!(submission_events))
+        .with_state(ApiState {
+            store,
+            facts,
+            config,
+        })
+}

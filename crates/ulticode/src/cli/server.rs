@@ -1,0 +1,265 @@
+//! The HTTP service: every owner's routes behind one listener, one OpenAPI document built
+//! from the same handlers (the routes and the document cannot drift), problem-details errors,
+//! request ids, health, metrics.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use admin::AdminService;
+use app::AppService;
+use auth::{AuthLimits, AuthService};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderName, StatusCode};
+use axum::response::IntoResponse;
+use axum::{Extension, Json, Router};
+use judge::Languages;
+use platform::http::{no_route, ApiError, ServiceToken, Verifier};
+use platform::Metrics;
+use queue::JudgeQueue;
+use serde::Serialize;
+use submission::{SubmissionApiConfig, SubmissionStore};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The largest JSON body any route accepts (package uploads have their own, larger limit).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// Everything the HTTP service serves, already opened.
+#[derive(Clone)]
+pub struct Owners {
+    pub auth: AuthService,
+    pub app: AppService,
+    pub submissions: SubmissionStore,
+    pub admin: AdminService,
+    pub queue: Arc<dyn JudgeQueue>,
+    pub languages: Arc<Languages>,
+    pub metrics: Metrics,
+    /// The secret judge workers present on the internal routes.
+    pub service_token: String,
+    /// Mark cookies `Secure` (true unless serving plain HTTP on loopback).
+    pub secure_cookies: bool,
+    /// Whether `/health/ready` also checks the queue (Redis).
+    pub check_queue: bool,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "UltiCode API",
+        description = "An online judge. Errors are RFC 9457 problem details with a stable `type`."
+    ),
+    modifiers(&SecuritySchemes),
+    components(schemas(platform::http::ProblemDetails))
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let mut bearer = Http::new(HttpAuthScheme::Bearer);
+        bearer.bearer_format = Some("JWT".into());
+        components.add_security_scheme("bearer", SecurityScheme::Http(bearer));
+        components.add_security_scheme(
+            "service",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+#[derive(Clone)]
+struct SystemState {
+    owners: Owners,
+    document: Arc<OnceLock<String>>,
+}
+
+/// A language judge workers of this deployment can run.
+#[derive(Debug, Serialize, ToSchema)]
+struct LanguageView {
+    id: String,
+    name: String,
+    version: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+struct Readiness {
+    ready: bool,
+    checks: Vec<Check>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+struct Check {
+    name: String,
+    ok: bool,
+    detail: String,
+}
+
+/// Liveness: the process serves requests.
+#[utoipa::path(get, path = "/health/live", tag = "system",
+    responses((status = 200, description = "Alive", body = String)))]
+async fn live() -> &'static str {
+    "ok"
+}
+
+/// Readiness: every owner's database answers, and the queue when it is Redis.
+#[utoipa::path(get, path = "/health/ready", tag = "system",
+    responses(
+        (status = 200, description = "Ready", body = Readiness),
+        (status = 503, description = "Not ready", body = Readiness),
+    ))]
+async fn ready(State(state): State<SystemState>) -> impl IntoResponse {
+    let owners = &state.owners;
+    let databases = [
+        ("auth", owners.auth.db()),
+        ("app", owners.app.db()),
+        ("submission", owners.submissions.db()),
+    ];
+    let mut checks = Vec::new();
+    for (name, db) in databases {
+        let result = tokio::time::timeout(Duration::from_secs(2), db.now_ms()).await;
+        let (ok, detail) = match result {
+            Ok(Ok(_)) => (true, "ok".to_string()),
+            Ok(Err(e)) => (false, e.to_string()),
+            Err(_) => (false, "timed out".to_string()),
+        };
+        checks.push(Check {
+            name: format!("database:{name}"),
+            ok,
+            detail,
+        });
+    }
+    if owners.check_queue {
+        let result = tokio::time::timeout(Duration::from_secs(2), owners.queue.stats()).await;
+        let (ok, detail) = match result {
+            Ok(Ok(_)) => (true, "ok".to_string()),
+            Ok(Err(e)) => (false, e.to_string()),
+            Err(_) => (false, "timed out".to_string()),
+        };
+        checks.push(Check {
+            name: "queue".into(),
+            ok,
+            detail,
+        });
+    }
+    let ready = checks.iter().all(|c| c.ok);
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(Readiness { ready, checks }))
+}
+
+/// Prometheus metrics of this process.
+#[utoipa::path(get, path = "/metrics", tag = "system",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
+async fn metrics(State(state): State<SystemState>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.owners.metrics.render(),
+    )
+}
+
+/// This document.
+#[utoipa::path(get, path = "/api/openapi.json", tag = "system",
+    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
+async fn openapi(State(state): State<SystemState>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        state.document.get().cloned().unwrap_or_default(),
+    )
+}
+
+/// The languages submissions may use.
+#[utoipa::path(get, path = "/api/v1/languages", tag = "system",
+    responses((status = 200, description = "Available languages", body = Vec<LanguageView>)))]
+async fn languages(State(state): State<SystemState>) -> Json<Vec<LanguageView>> {
+    Json(
+        state
+            .owners
+            .languages
+            .available
+            .iter()
+            .map(|l| LanguageView {
+                id: l.config.id.clone(),
+                name: l.config.name.clone(),
+                version: l.version.clone(),
+            })
+            .collect(),
+    )
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        "this route does not accept that method",
+    )
+}
+
+/// The whole service's routes and its OpenAPI document.
+pub fn http_app(owners: &Owners) -> (Router, utoipa::openapi::OpenApi) {
+    let token = ServiceToken(owners.service_token.clone().into());
+    let language_ids = owners
+        .languages
+        .available
+        .iter()
+        .map(|l| l.config.id.clone())
+        .collect();
+    let document = Arc::new(OnceLock::new());
+    let system = OpenApiRouter::new()
+        .routes(routes!(live))
+        .routes(routes!(ready))
+        .routes(routes!(metrics))
+        .routes(routes!(openapi))
+        .routes(routes!(languages))
+        .with_state(SystemState {
+            owners: owners.clone(),
+            document: document.clone(),
+        });
+    let (router, spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(system)
+        .merge(auth::routes(
+            owners.auth.clone(),
+            AuthLimits::default(),
+            owners.secure_cookies,
+        ))
+        .merge(app::routes(owners.app.clone(), token.clone()))
+        .merge(submission::api::routes(
+            owners.submissions.clone(),
+            Arc::new(owners.app.clone()),
+            SubmissionApiConfig::new(language_ids),
+        ))
+        .merge(submission::port::routes(
+            owners.submissions.clone(),
+            token,
+            owners.metrics.clone(),
+        ))
+        .merge(admin::routes(owners.admin.clone()))
+        .split_for_parts();
+    let _ = document.set(spec.to_json().unwrap_or_default());
+    let request_id = HeaderName::from_static("x-request-id");
+    let router = router
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(Extension(Verifier(Arc::new(owners.auth.clone()))))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+                let id = request
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
+            }),
+        )
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
+    (router, spec)
+}

@@ -1,0 +1,393 @@
+//! The two service shapes. `ulticode up`: everything in one process on SQLite files and the
+//! SQL stream, with in-process judge workers — nothing to install. `ulticode serve`: the same
+//! owners on PostgreSQL (a schema and role each) and Redis Streams, with the dispatcher and
+//! the judge workers as separate processes.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use admin::{AdminPorts, AdminService};
+use anyhow::Context;
+use app::{AppError, AppService, NewProblem};
+use auth::{AuthConfig, AuthService};
+use clap::Args;
+use contracts::{Principal, Role};
+use judge::{default_languages, Languages};
+use judge_worker::{JudgeWorker, WorkerConfig};
+use platform::{Db, Metrics, Shutdown};
+use queue::{JudgeQueue, QueueConfig, SqlQueue};
+use submission::{
+    Dispatcher, DispatcherConfig, MaintenanceConfig, SubmissionConfig, SubmissionStore,
+};
+
+use super::server::{http_app, Owners};
+use super::services::{init_logging, QueueArgs};
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Where the SQLite databases and unpacked packages live (created if missing).
+    #[arg(long, default_value = "ulticode-data", env = "ULTICODE_DATA_DIR")]
+    data_dir: PathBuf,
+    /// Address to serve on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Problem packages to load at start (each subdirectory with a problem.yaml) [default:
+    /// examples/problems when it exists].
+    #[arg(long)]
+    problems: Option<PathBuf>,
+    /// Submissions judged at once [default: one per core].
+    #[arg(long)]
+    workers: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A PostgreSQL URL allowed to create schemas and roles: each owner gets its own.
+    #[arg(long, env = "ULTICODE_DATABASE_URL")]
+    database_url: String,
+    /// Prefix of the owners' login roles (roles are cluster-wide).
+    #[arg(long, default_value = "ulticode")]
+    role_prefix: String,
+    #[command(flatten)]
+    queue: QueueArgs,
+    /// Address to serve on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The token judge workers present on the internal routes (a secret: never logged).
+    #[arg(long, env = "ULTICODE_SERVICE_TOKEN", hide_env_values = true)]
+    service_token: String,
+    /// Problem packages to load at start (each subdirectory with a problem.yaml).
+    #[arg(long)]
+    problems: Option<PathBuf>,
+    /// Judging lease TTL in milliseconds (must match the dispatcher's).
+    #[arg(long, default_value_t = 60_000)]
+    lease_ttl_ms: u64,
+}
+
+/// Opens the owners on their databases and bootstraps the admin account.
+struct Opened {
+    owners: Owners,
+    admin: Principal,
+    admin_password: Option<String>,
+}
+
+struct Databases {
+    auth: Db,
+    app: Db,
+    submission: Db,
+    admin: Db,
+}
+
+/// What differs between the shapes besides storage.
+struct ShapeSettings {
+    package_cache: PathBuf,
+    submission: SubmissionConfig,
+    service_token: String,
+    secure_cookies: bool,
+    check_queue: bool,
+}
+
+async fn open_owners(
+    dbs: Databases,
+    queue: Arc<dyn JudgeQueue>,
+    languages: Arc<Languages>,
+    shape: ShapeSettings,
+) -> anyhow::Result<Opened> {
+    let ShapeSettings {
+        package_cache,
+        submission,
+        service_token,
+        secure_cookies,
+        check_queue,
+    } = shape;
+    let metrics = Metrics::new();
+    let auth = AuthService::open(dbs.auth, AuthConfig::default())
+        .await
+        .context("open the auth owner")?;
+    let (account, admin_password) = auth
+        .ensure_account("admin", Role::Admin)
+        .await
+        .context("create the admin account")?;
+    let app = AppService::open(dbs.app, Arc::new(auth.clone()), package_cache)
+        .await
+        .context("open the app owner")?;
+    let submissions = SubmissionStore::open(dbs.submission, submission)
+        .await
+        .context("open the submission owner")?;
+    let admin_service = AdminService::open(
+        dbs.admin,
+        AdminPorts {
+            submissions: Arc::new(submissions.clone()),
+            accounts: Arc::new(auth.clone()),
+            queue: queue.clone(),
+            metrics: metrics.clone(),
+        },
+    )
+    .await
+    .context("open the admin owner")?;
+    Ok(Opened {
+        owners: Owners {
+            auth,
+            app,
+            submissions,
+            admin: admin_service,
+            queue,
+            languages,
+            metrics,
+            service_token,
+            secure_cookies,
+            check_queue,
+        },
+        admin: Principal {
+            user_id: account.id,
+            username: account.username,
+            role: Role::Admin,
+        },
+        admin_password,
+    })
+}
+
+/// Loads each package directory under `root` as a problem (slug = directory name) unless a
+/// problem with that slug exists, through the same validation as an upload.
+async fn load_problems(app: &AppService, admin: &Principal, root: &Path) -> anyhow::Result<()> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .with_context(|| format!("read {}", root.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("problem.yaml").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let slug = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        match app.get(Some(admin), &slug).await {
+            Ok(_) => continue,
+            Err(AppError::NotFound(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let problem = judge::Problem::load(&dir)?;
+        let statement = std::fs::read_to_string(dir.join("problem.md")).unwrap_or_default();
+        app.create(
+            admin,
+            NewProblem {
+                slug: slug.clone(),
+                title: problem.name.clone(),
+                statement,
+                tags: Vec::new(),
+                difficulty: None,
+                visibility: app::Visibility::Public,
+                time_limit_ms: None,
+                memory_mib: None,
+            },
+        )
+        .await?;
+        let archive = judge::package::archive::pack(&dir)?;
+        app.upload_package(admin, &slug, archive).await?;
+        tracing::info!(%slug, "problem loaded");
+    }
+    Ok(())
+}
+
+/// Serves until shutdown, then drains `tasks` within `grace`.
+async fn serve_until_shutdown(
+    owners: Owners,
+    listener: tokio::net::TcpListener,
+    shutdown: Shutdown,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<()> {
+    let (router, _) = http_app(&owners);
+    let serving = {
+        let shutdown = shutdown.clone();
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move { shutdown.triggered().await })
+    };
+    serving.await.context("serve HTTP")?;
+    tracing::info!("draining background work");
+    let drained = platform::lifecycle::drain(
+        async {
+            for task in tasks {
+                let _ = task.await;
+            }
+        },
+        Duration::from_secs(30),
+    )
+    .await;
+    if drained.is_none() {
+        tracing::warn!("background work did not finish within 30 s; stopping anyway");
+    }
+    for db in [
+        owners.auth.db(),
+        owners.app.db(),
+        owners.submissions.db(),
+        owners.admin.db(),
+    ] {
+        db.close().await;
+    }
+    Ok(())
+}
+
+fn announce(addr: SocketAddr, admin_password: Option<&str>) {
+    println!("UltiCode is serving on http://{addr}");
+    match admin_password {
+        Some(password) => println!(
+            "admin account created: username admin, password {password} (shown once; change it with POST /api/v1/auth/password)"
+        ),
+        None => println!("admin account: exists (its password was shown when it was created)"),
+    }
+}
+
+pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
+    init_logging();
+    let sandbox = Arc::new(super::native_sandbox()?);
+    let languages = Arc::new(Languages::detect(sandbox.as_ref(), default_languages()));
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let shutdown = Shutdown::new();
+        shutdown.trigger_on_signals();
+        std::fs::create_dir_all(&args.data_dir)
+            .with_context(|| format!("create {}", args.data_dir.display()))?;
+        let dir = &args.data_dir;
+        let dbs = Databases {
+            auth: Db::sqlite_owner(dir, "auth").await?,
+            app: Db::sqlite_owner(dir, "app").await?,
+            submission: Db::sqlite_owner(dir, "submission").await?,
+            admin: Db::sqlite_owner(dir, "admin").await?,
+        };
+        let queue: Arc<dyn JudgeQueue> = Arc::new(
+            SqlQueue::new(
+                Db::sqlite_owner(dir, "queue").await?,
+                QueueConfig::default(),
+            )
+            .await?,
+        );
+        let submission = SubmissionConfig::default();
+        let opened = open_owners(
+            dbs,
+            queue.clone(),
+            languages.clone(),
+            ShapeSettings {
+                package_cache: dir.join("packages"),
+                submission,
+                // Nothing outside this process uses the internal routes: a random token.
+                service_token: uuid::Uuid::new_v4().simple().to_string(),
+                secure_cookies: false,
+                check_queue: false,
+            },
+        )
+        .await?;
+        let owners = opened.owners.clone();
+        let problems = args.problems.clone().or_else(|| {
+            let examples = PathBuf::from("examples/problems");
+            examples.is_dir().then_some(examples)
+        });
+        if let Some(problems) = problems {
+            load_problems(&owners.app, &opened.admin, &problems).await?;
+        }
+        let metrics = owners.metrics.clone();
+        let concurrency = args
+            .workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let worker = Arc::new(JudgeWorker::new(
+            queue.clone(),
+            Arc::new(owners.submissions.clone()),
+            Arc::new(owners.app.clone()),
+            sandbox,
+            languages,
+            metrics.clone(),
+            WorkerConfig {
+                concurrency,
+                heartbeat: submission.lease_ttl / 3,
+                ..WorkerConfig::new("embedded")
+            },
+        ));
+        let dispatcher = Dispatcher::new(
+            owners.submissions.clone(),
+            Some(queue),
+            DispatcherConfig::default(),
+            metrics.clone(),
+        );
+        let tasks = vec![
+            tokio::spawn(dispatcher.run(shutdown.clone())),
+            tokio::spawn(submission::maintenance::run(
+                owners.submissions.clone(),
+                format!("embedded-{}", std::process::id()),
+                MaintenanceConfig::default(),
+                metrics,
+                shutdown.clone(),
+            )),
+            tokio::spawn(worker.run(shutdown.clone(), Duration::from_secs(25))),
+        ];
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("listen on {}", args.listen))?;
+        announce(listener.local_addr()?, opened.admin_password.as_deref());
+        serve_until_shutdown(owners, listener, shutdown, tasks).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    init_logging();
+    // Languages are probed here too: the API accepts exactly what workers built from the same
+    // binary and configuration can run.
+    let sandbox = super::native_sandbox()?;
+    let languages = Arc::new(Languages::detect(&sandbox, default_languages()));
+    drop(sandbox);
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let shutdown = Shutdown::new();
+        shutdown.trigger_on_signals();
+        let owner = |name: &'static str| {
+            let (url, prefix) = (args.database_url.clone(), args.role_prefix.clone());
+            async move {
+                let owner_url = platform::db::provision_owner(&url, name, &prefix)
+                    .await
+                    .with_context(|| format!("provision the {name} owner"))?;
+                Db::connect(&owner_url, Some(name), 16)
+                    .await
+                    .with_context(|| format!("connect the {name} owner"))
+            }
+        };
+        let dbs = Databases {
+            auth: owner("auth").await?,
+            app: owner("app").await?,
+            submission: owner("submission").await?,
+            admin: owner("admin").await?,
+        };
+        let queue = args.queue.open(None).await?;
+        let package_cache = std::env::temp_dir().join("ulticode-packages");
+        let opened = open_owners(
+            dbs,
+            queue,
+            languages,
+            ShapeSettings {
+                package_cache,
+                submission: SubmissionConfig {
+                    lease_ttl: Duration::from_millis(args.lease_ttl_ms),
+                    ..SubmissionConfig::default()
+                },
+                service_token: args.service_token.clone(),
+                secure_cookies: !args.listen.ip().is_loopback(),
+                check_queue: true,
+            },
+        )
+        .await?;
+        if let Some(problems) = &args.problems {
+            load_problems(&opened.owners.app, &opened.admin, problems).await?;
+        }
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("listen on {}", args.listen))?;
+        announce(listener.local_addr()?, opened.admin_password.as_deref());
+        serve_until_shutdown(opened.owners, listener, shutdown, Vec::new()).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
