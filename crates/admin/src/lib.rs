@@ -424,12 +424,12 @@ async fn replay_dead_letter(
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
     let actor = admin(&caller, Permission::ViewPipeline)?;
-    let replayed = admin_service
-        .ports
-        .queue
-        .replay(&id)
-        .await
-        .map_err(|e| ApiError::unavailable("the judge queue", e))?;
+    let replayed = match admin_service.ports.queue.replay(&id).await {
+        Ok(replayed) => replayed,
+        // An id the queue cannot even parse names no dead letter.
+        Err(queue::QueueError::Protocol(_)) => false,
+        Err(e) => return Err(ApiError::unavailable("the judge queue", e)),
+    };
     if !replayed {
         return Err(ApiError::not_found(format!("no dead letter {id}")));
     }

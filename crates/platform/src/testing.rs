@@ -31,6 +31,11 @@ impl TestPostgres {
         Ok(Self { name, server })
     }
 
+    /// The database's name (also the prefix of its owner roles).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The superuser URL of this database.
     pub fn url(&self) -> String {
         format!("{}/{}", self.server, self.name)

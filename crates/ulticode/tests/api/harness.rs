@@ -1,0 +1,316 @@
+//! Spawns the service in either shape as real processes and talks to it over HTTP.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/problems")
+}
+
+pub fn source(relative: &str) -> String {
+    std::fs::read_to_string(examples().join(relative)).unwrap()
+}
+
+/// A running service (and, in the distributed shape, its dispatcher and worker).
+pub struct Service {
+    pub base: String,
+    pub admin_password: String,
+    /// The embedded shape's data directory.
+    pub data_dir: Option<tempfile::TempDir>,
+    processes: Vec<Child>,
+    _scratch: Vec<tempfile::TempDir>,
+    _postgres: Option<platform::testing::TestPostgres>,
+    redis_prefix: Option<String>,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        for child in &mut self.processes {
+            // SIGTERM: the shapes drain and close their resources.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        for child in &mut self.processes {
+            for _ in 0..100 {
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(prefix) = &self.redis_prefix {
+            if let Ok(client) = redis::Client::open(REDIS_URL) {
+                if let Ok(mut conn) = client.get_connection() {
+                    let keys: Vec<String> = redis::cmd("KEYS")
+                        .arg(format!("*{prefix}*"))
+                        .query(&mut conn)
+                        .unwrap_or_default();
+                    for key in keys {
+                        let _: Result<(), _> = redis::cmd("DEL").arg(key).query(&mut conn);
+                    }
+                }
+            }
+        }
+    }
+}
+
+const REDIS_URL: &str = "redis://127.0.0.1:6379";
+
+/// Starts a process and waits for the line announcing its URL (and the admin password).
+fn start(mut command: Command) -> (Child, String, String) {
+    command.stdout(Stdio::piped()).stderr(Stdio::inherit());
+    let mut child = command.spawn().expect("start ulticode");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut base, mut password) = (None, None);
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            println!("[service] {line}");
+            if let Some(url) = line.strip_prefix("UltiCode is serving on ") {
+                base = Some(url.trim().to_string());
+            }
+            if let Some(rest) =
+                line.strip_prefix("admin account created: username admin, password ")
+            {
+                password = rest.split_whitespace().next().map(str::to_string);
+            }
+            if base.is_some() && password.is_some() {
+                let _ = tx.send((base.take().unwrap(), password.take().unwrap()));
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(180)) {
+        Ok((base, password)) => (child, base, password),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("the service did not announce its URL and admin password");
+        }
+    }
+}
+
+fn ulticode() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ulticode"));
+    command.env("ULTICODE_LOG", "warn");
+    command
+}
+
+/// `ulticode up` on a fresh data directory, port 0.
+pub fn spawn_up() -> Service {
+    let data = tempfile::tempdir().unwrap();
+    let mut command = ulticode();
+    command.args([
+        "up",
+        "--listen",
+        "127.0.0.1:0",
+        "--workers",
+        "2",
+        "--data-dir",
+    ]);
+    command.arg(data.path()).arg("--problems").arg(examples());
+    let (child, base, admin_password) = start(command);
+    Service {
+        base,
+        admin_password,
+        data_dir: Some(data),
+        processes: vec![child],
+        _scratch: Vec::new(),
+        _postgres: None,
+        redis_prefix: None,
+    }
+}
+
+/// `ulticode serve` on a fresh PostgreSQL database and a private Redis key prefix, with a
+/// `dispatcher` and a `judge-worker` process beside it.
+pub async fn spawn_distributed() -> Service {
+    let postgres = platform::testing::TestPostgres::new().await.unwrap();
+    let prefix = postgres.name().to_string();
+    let token = format!("svc-{}", uuid::Uuid::new_v4().simple());
+    let queue_prefix = format!("ut-{}", uuid::Uuid::new_v4().simple());
+    let mut serve = ulticode();
+    serve
+        .args(["serve", "--listen", "127.0.0.1:0", "--redis-url", REDIS_URL])
+        .args(["--queue-prefix", &queue_prefix, "--role-prefix", &prefix])
+        .args(["--database-url", &postgres.url(), "--service-token", &token])
+        .arg("--problems")
+        .arg(examples());
+    let (serve, base, admin_password) = start(serve);
+    let submission_url = postgres.owner_url("submission").await.unwrap();
+    let dispatcher = ulticode()
+        .args(["dispatcher", "--database-url", &submission_url])
+        .args(["--redis-url", REDIS_URL, "--queue-prefix", &queue_prefix])
+        .args(["--service-token", &token, "--judging-listen", "127.0.0.1:0"])
+        .args(["--metrics-listen", "127.0.0.1:0", "--interval-ms", "500"])
+        .spawn()
+        .expect("start the dispatcher");
+    let cache = tempfile::tempdir().unwrap();
+    let worker = ulticode()
+        .args([
+            "judge-worker",
+            "--judging-url",
+            &base,
+            "--packages-url",
+            &base,
+        ])
+        .arg("--package-cache")
+        .arg(cache.path())
+        .args(["--redis-url", REDIS_URL, "--queue-prefix", &queue_prefix])
+        .args(["--service-token", &token, "--concurrency", "2"])
+        .spawn()
+        .expect("start the judge worker");
+    Service {
+        base,
+        admin_password,
+        data_dir: None,
+        processes: vec![serve, dispatcher, worker],
+        _scratch: vec![cache],
+        _postgres: Some(postgres),
+        redis_prefix: Some(queue_prefix),
+    }
+}
+
+/// A logged-in caller.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub access: String,
+    pub refresh: String,
+    pub user_id: i64,
+}
+
+/// An HTTP client for the API.
+pub struct Api {
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+impl Api {
+    pub fn new(service: &Service) -> Self {
+        Self {
+            base: service.base.clone(),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// A request with an optional bearer token and JSON body; returns status and JSON body
+    /// (`Value::Null` when the body is not JSON).
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let bytes = response.bytes().await.unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
+        self.call(Method::GET, path, token, None).await
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+        self.call(Method::POST, path, token, Some(body)).await
+    }
+
+    pub async fn register(&self, username: &str, password: &str) {
+        let (status, body) = self
+            .post(
+                "/api/v1/auth/register",
+                None,
+                json!({"username": username, "password": password}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+
+    pub async fn login(&self, username: &str, password: &str) -> Session {
+        let (status, body) = self
+            .post(
+                "/api/v1/auth/login",
+                None,
+                json!({"username": username, "password": password}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        Session {
+            access: body["access_token"].as_str().unwrap().to_string(),
+            refresh: body["refresh_token"].as_str().unwrap().to_string(),
+            user_id: body["account"]["id"].as_i64().unwrap(),
+        }
+    }
+
+    pub async fn submit(
+        &self,
+        session: &Session,
+        problem: &str,
+        language: &str,
+        source: &str,
+    ) -> i64 {
+        let (status, body) = self
+            .post(
+                "/api/v1/submissions",
+                Some(&session.access),
+                json!({"problem": problem, "language": language, "source": source}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        body["id"].as_i64().unwrap()
+    }
+
+    /// Reads the submission's event stream to its end: the events' names and data.
+    pub async fn watch(&self, session: &Session, id: i64) -> Vec<(String, Value)> {
+        let mut response = self
+            .http
+            .get(format!("{}/api/v1/submissions/{id}/events", self.base))
+            .bearer_auth(&session.access)
+            .timeout(Duration::from_secs(180))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        let mut text = String::new();
+        while let Some(chunk) = response.chunk().await.unwrap() {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        text.split("\n\n")
+            .filter_map(|block| {
+                let mut name = None;
+                let mut data = None;
+                for line in block.lines() {
+                    if let Some(n) = line.strip_prefix("event: ") {
+                        name = Some(n.to_string());
+                    }
+                    if let Some(d) = line.strip_prefix("data: ") {
+                        data = serde_json::from_str(d).ok();
+                    }
+                }
+                Some((name?, data?))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,8 @@
+//! The HTTP API as a client sees it, on real processes: `ulticode up` (SQLite, SQL stream,
+//! in-process workers) and `ulticode serve` + `dispatcher` + `judge-worker` (PostgreSQL,
+//! Redis), each on its own data directory, database and Redis key prefix, port 0.
+
+mod flow;
+mod harness;
+mod openapi;
+mod security;

@@ -1,0 +1,173 @@
+//! The OpenAPI document: well formed, every reference resolves, every path parameter is
+//! declared, and it lists exactly the routes the service answers.
+
+use std::collections::BTreeSet;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::harness::{spawn_up, Api};
+
+/// Every operation the service has. A route added without being listed here (and so
+/// without a place in the authorization matrix) fails this test.
+const OPERATIONS: &[(&str, &str)] = &[
+    ("get", "/health/live"),
+    ("get", "/health/ready"),
+    ("get", "/metrics"),
+    ("get", "/api/openapi.json"),
+    ("get", "/api/v1/languages"),
+    ("post", "/api/v1/auth/register"),
+    ("post", "/api/v1/auth/login"),
+    ("post", "/api/v1/auth/refresh"),
+    ("post", "/api/v1/auth/logout"),
+    ("get", "/api/v1/auth/me"),
+    ("post", "/api/v1/auth/password"),
+    ("get", "/api/v1/auth/jwks"),
+    ("get", "/api/v1/problems"),
+    ("post", "/api/v1/problems"),
+    ("get", "/api/v1/problems/{slug}"),
+    ("patch", "/api/v1/problems/{slug}"),
+    ("put", "/api/v1/problems/{slug}/package"),
+    ("get", "/internal/v1/packages/{hash}"),
+    ("post", "/api/v1/submissions"),
+    ("get", "/api/v1/submissions"),
+    ("get", "/api/v1/submissions/{id}"),
+    ("get", "/api/v1/submissions/{id}/events"),
+    ("post", "/internal/v1/judging/acquire"),
+    ("post", "/internal/v1/judging/renew"),
+    ("post", "/internal/v1/judging/progress"),
+    ("post", "/internal/v1/judging/complete"),
+    ("post", "/internal/v1/judging/infrastructure-failure"),
+    ("post", "/api/v1/admin/submissions/{id}/rejudge"),
+    ("post", "/api/v1/admin/rejudge"),
+    ("get", "/api/v1/admin/pipeline"),
+    ("get", "/api/v1/admin/dead-letters"),
+    ("post", "/api/v1/admin/dead-letters/{id}/replay"),
+    ("get", "/api/v1/admin/users"),
+    ("put", "/api/v1/admin/users/{id}/role"),
+    ("get", "/api/v1/admin/audit"),
+];
+
+fn resolve<'a>(doc: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    doc.pointer(pointer)
+}
+
+fn refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                if key == "$ref" {
+                    out.push(v.as_str().unwrap_or_default().to_string());
+                } else {
+                    refs(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_document_is_valid_and_covers_every_route() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    let (status, doc) = api.get("/api/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
+    assert!(doc["info"]["title"].is_string() && doc["info"]["version"].is_string());
+
+    let mut documented = BTreeSet::new();
+    let mut operation_ids = BTreeSet::new();
+    let mut problems = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let template_params: BTreeSet<String> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}').map(str::to_string))
+            .collect();
+        for (method, operation) in item.as_object().unwrap() {
+            documented.insert((method.clone(), path.clone()));
+            let id = operation["operationId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if id.is_empty() || !operation_ids.insert(id.clone()) {
+                problems.push(format!(
+                    "{method} {path}: missing or duplicate operationId {id:?}"
+                ));
+            }
+            let responses = operation["responses"].as_object();
+            if responses.is_none_or(|r| r.is_empty()) {
+                problems.push(format!("{method} {path}: no responses"));
+            }
+            for (code, response) in responses.into_iter().flatten() {
+                if response["description"].as_str().is_none_or(str::is_empty) {
+                    problems.push(format!("{method} {path} {code}: no description"));
+                }
+            }
+            let declared: BTreeSet<String> = operation["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "path")
+                .map(|p| p["name"].as_str().unwrap().to_string())
+                .collect();
+            if declared != template_params {
+                problems.push(format!(
+                    "{method} {path}: path parameters {declared:?} != {template_params:?}"
+                ));
+            }
+            for requirement in operation["security"].as_array().into_iter().flatten() {
+                for scheme in requirement.as_object().unwrap().keys() {
+                    if doc["components"]["securitySchemes"][scheme].is_null() {
+                        problems.push(format!("{method} {path}: unknown security scheme {scheme}"));
+                    }
+                }
+            }
+        }
+    }
+    let mut references = Vec::new();
+    refs(&doc, &mut references);
+    for reference in references {
+        if resolve(&doc, &reference).is_none() {
+            problems.push(format!("unresolved $ref {reference}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    let expected: BTreeSet<(String, String)> = OPERATIONS
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    assert_eq!(
+        documented, expected,
+        "documented operations differ from the service's"
+    );
+
+    // Every documented operation is routed (no 404 from the router for any of them).
+    for (method, path) in &documented {
+        let concrete = path
+            .replace("{slug}", "aplusb")
+            .replace("{id}", "1")
+            .replace("{hash}", "00");
+        let response = api
+            .http
+            .request(
+                method.to_uppercase().parse().unwrap(),
+                format!("{}{concrete}", api.base),
+            )
+            .send()
+            .await
+            .unwrap();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        assert_ne!(
+            body["detail"], "no such route",
+            "{method} {path} is documented but not routed"
+        );
+    }
+}
