@@ -110,6 +110,25 @@ impl Abort {
     }
 }
 
+/// Limits of a single execution (no test data, no checker).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecuteLimits {
+    pub time_limit_ms: u64,
+    pub memory_mib: u64,
+    pub output_bytes: u64,
+}
+
+/// What an execution produced.
+#[derive(Debug)]
+pub struct Execution {
+    /// `CE` / `SE` when it did not compile; otherwise `AC` for a clean exit, or the verdict of
+    /// how the run ended (`RE`, `TLE`, `MLE`, `OLE`, `SE`). Output is not judged.
+    pub verdict: Verdict,
+    pub compile_output: String,
+    /// The run, when the program compiled.
+    pub outcome: Option<RunOutcome>,
+}
+
 /// Which tests are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Coverage {
@@ -428,6 +447,54 @@ impl<'a> Judge<'a> {
             }),
             output,
         ))
+    }
+
+    /// Compiles `source` and runs it once on `stdin` (no checker): the "run my code on this
+    /// input" preview and the execution API. Cancellable through `abort`.
+    pub fn execute(
+        &self,
+        language_id: &str,
+        source: &[u8],
+        stdin: Vec<u8>,
+        limits: ExecuteLimits,
+        abort: &Abort,
+    ) -> Result<Execution, JudgeError> {
+        let language = self
+            .languages
+            .get(language_id)
+            .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
+        let files = [(language.config.source_file.clone(), source.to_vec())];
+        let (program, compile_output) =
+            match self.compile(language, &files, language.config.compile_limits)? {
+                Compilation::Ready(program, output) => (program, output),
+                Compilation::Failed { verdict, output } => {
+                    return Ok(Execution {
+                        verdict,
+                        compile_output: output,
+                        outcome: None,
+                    })
+                }
+            };
+        let sandbox_limits = Limits {
+            cpu_time_ms: limits.time_limit_ms,
+            wall_time_ms: limits.time_limit_ms * 3 + 1_000,
+            memory_bytes: (limits.memory_mib + language.config.memory_overhead_mib) << 20,
+            pids: language.config.run_pids,
+            output_bytes: limits.output_bytes,
+            ..Limits::default()
+        };
+        let spec = program
+            .spec(limits.memory_mib, &[], sandbox_limits)
+            .stdin(Stdin::Bytes(stdin));
+        let outcome = abort
+            .run(self.sandbox, &spec, PassedFds::default())
+            .map_err(|e| JudgeError::Language(format!("invalid run: {e}")))?;
+        let verdict = run_verdict(&outcome).map_or(Verdict::AC, |(verdict, _)| verdict);
+        Ok(Execution {
+            verdict,
+            compile_output,
+            outcome: Some(outcome),
+        })
     }
 
     /// Compiles and judges one submission.

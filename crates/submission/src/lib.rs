@@ -8,12 +8,14 @@ pub mod api;
 pub mod dispatcher;
 pub mod maintenance;
 pub mod port;
+pub mod runs;
 pub mod schema;
 pub mod store;
 
 pub use api::SubmissionApiConfig;
 pub use dispatcher::{Dispatcher, DispatcherConfig};
 pub use maintenance::MaintenanceConfig;
+pub use runs::{Runs, RunsConfig};
 pub use store::{
     Listing, Recovery, SubmissionConfig, SubmissionRecord, SubmissionStore, SubmitError,
     SubmitRequest, Submitted,

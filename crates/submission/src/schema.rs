@@ -165,4 +165,46 @@ pub const MIGRATIONS: &[Migration] = &[
             ALTER TABLE submissions ADD COLUMN progress TEXT;
             CREATE INDEX submissions_by_user ON submissions (user_id, id)",
     },
+    Migration {
+        version: 3,
+        name: "run receipts",
+        postgres: "
+            CREATE TABLE run_receipts (
+                id TEXT PRIMARY KEY,
+                user_id BIGINT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                fingerprint TEXT NOT NULL,
+                mode TEXT NOT NULL,
+                state TEXT NOT NULL,
+                request TEXT NOT NULL,
+                result TEXT,
+                error TEXT,
+                node TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                UNIQUE (user_id, idempotency_key)
+            );
+            CREATE INDEX run_receipts_node ON run_receipts (node, state);
+            CREATE INDEX run_receipts_expiry ON run_receipts (expires_at)",
+        sqlite: "
+            CREATE TABLE run_receipts (
+                id TEXT PRIMARY KEY,
+                user_id INTEGER NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                fingerprint TEXT NOT NULL,
+                mode TEXT NOT NULL,
+                state TEXT NOT NULL,
+                request TEXT NOT NULL,
+                result TEXT,
+                error TEXT,
+                node TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                UNIQUE (user_id, idempotency_key)
+            );
+            CREATE INDEX run_receipts_node ON run_receipts (node, state);
+            CREATE INDEX run_receipts_expiry ON run_receipts (expires_at)",
+    },
 ];

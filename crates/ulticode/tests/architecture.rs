@@ -60,10 +60,15 @@ fn dependencies_point_inward() {
     let allowed: &[(&str, &[&str])] = &[
         ("contracts", &[]),
         ("sandbox", &[]),
-        ("platform", &[]),
+        // The shared HTTP edge speaks the contracts' identity types.
+        ("platform", &["contracts"]),
         ("queue", &["platform"]),
         ("judge", &["contracts", "sandbox"]),
+        ("auth", &["contracts", "platform"]),
+        // App validates uploaded packages with the judge runtime's package loader.
+        ("app", &["contracts", "judge", "platform"]),
         ("submission", &["contracts", "platform", "queue"]),
+        ("admin", &["contracts", "platform", "queue"]),
         (
             "judge-worker",
             &["contracts", "judge", "platform", "queue", "sandbox"],

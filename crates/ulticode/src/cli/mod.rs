@@ -5,6 +5,7 @@ mod bench_judge;
 mod bench_pipeline;
 mod chaos;
 mod judge_cmd;
+mod runner;
 mod sandbox_cmd;
 mod server;
 mod services;

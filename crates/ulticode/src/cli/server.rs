@@ -35,6 +35,7 @@ pub struct Owners {
     pub app: AppService,
     pub submissions: SubmissionStore,
     pub admin: AdminService,
+    pub runs: submission::Runs,
     pub queue: Arc<dyn JudgeQueue>,
     pub languages: Arc<Languages>,
     pub metrics: Metrics,
@@ -240,6 +241,7 @@ pub fn http_app(owners: &Owners) -> (Router, utoipa::openapi::OpenApi) {
             token,
             owners.metrics.clone(),
         ))
+        .merge(submission::runs::routes(owners.runs.clone()))
         .merge(admin::routes(owners.admin.clone()))
         .split_for_parts();
     let _ = document.set(spec.to_json().unwrap_or_default());

@@ -187,7 +187,7 @@ async fn futures_join(tasks: Vec<tokio::task::JoinHandle<()>>) {
     }
 }
 
-fn hostname() -> String {
+pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map_or_else(|_| "host".into(), |h| h.trim().to_string())
 }

@@ -14,15 +14,18 @@ use anyhow::Context;
 use app::{AppError, AppService, NewProblem};
 use auth::{AuthConfig, AuthService};
 use clap::Args;
+use contracts::execution::CodeRunner;
 use contracts::{Principal, Role};
 use judge::{default_languages, Languages};
 use judge_worker::{JudgeWorker, WorkerConfig};
 use platform::{Db, Metrics, Shutdown};
 use queue::{JudgeQueue, QueueConfig, SqlQueue};
 use submission::{
-    Dispatcher, DispatcherConfig, MaintenanceConfig, SubmissionConfig, SubmissionStore,
+    Dispatcher, DispatcherConfig, MaintenanceConfig, Runs, RunsConfig, SubmissionConfig,
+    SubmissionStore,
 };
 
+use super::runner::SandboxRunner;
 use super::server::{http_app, Owners};
 use super::services::{init_logging, QueueArgs};
 
@@ -62,6 +65,10 @@ pub struct ServeArgs {
     /// Problem packages to load at start (each subdirectory with a problem.yaml).
     #[arg(long)]
     problems: Option<PathBuf>,
+    /// This node's name on its run receipts; a restarted node fails the runs it had in
+    /// flight [default: the hostname].
+    #[arg(long)]
+    node_id: Option<String>,
     /// Judging lease TTL in milliseconds (must match the dispatcher's).
     #[arg(long, default_value_t = 60_000)]
     lease_ttl_ms: u64,
@@ -83,6 +90,10 @@ struct Databases {
 
 /// What differs between the shapes besides storage.
 struct ShapeSettings {
+    /// Names this node's run receipts.
+    node: String,
+    /// Runs code for the execution API.
+    runner: Arc<dyn CodeRunner>,
     package_cache: PathBuf,
     submission: SubmissionConfig,
     service_token: String,
@@ -97,6 +108,8 @@ async fn open_owners(
     shape: ShapeSettings,
 ) -> anyhow::Result<Opened> {
     let ShapeSettings {
+        node,
+        runner,
         package_cache,
         submission,
         service_token,
@@ -117,6 +130,18 @@ async fn open_owners(
     let submissions = SubmissionStore::open(dbs.submission, submission)
         .await
         .context("open the submission owner")?;
+    let language_ids = languages
+        .available
+        .iter()
+        .map(|l| l.config.id.clone())
+        .collect();
+    let runs = Runs::open(
+        submissions.db().clone(),
+        runner,
+        RunsConfig::new(node, language_ids),
+    )
+    .await
+    .context("open the execution service")?;
     let admin_service = AdminService::open(
         dbs.admin,
         AdminPorts {
@@ -134,6 +159,7 @@ async fn open_owners(
             app,
             submissions,
             admin: admin_service,
+            runs,
             queue,
             languages,
             metrics,
@@ -274,6 +300,11 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             queue.clone(),
             languages.clone(),
             ShapeSettings {
+                node: "embedded".into(),
+                runner: Arc::new(SandboxRunner {
+                    sandbox: sandbox.clone(),
+                    languages: languages.clone(),
+                }),
                 package_cache: dir.join("packages"),
                 submission,
                 // Nothing outside this process uses the internal routes: a random token.
@@ -324,6 +355,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 shutdown.clone(),
             )),
             tokio::spawn(worker.run(shutdown.clone(), Duration::from_secs(25))),
+            tokio::spawn(owners.runs.clone().reclaim_expired(shutdown.clone())),
         ];
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
@@ -338,9 +370,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_logging();
     // Languages are probed here too: the API accepts exactly what workers built from the same
     // binary and configuration can run.
-    let sandbox = super::native_sandbox()?;
-    let languages = Arc::new(Languages::detect(&sandbox, default_languages()));
-    drop(sandbox);
+    let sandbox: Arc<dyn sandbox::Sandbox> = Arc::new(super::native_sandbox()?);
+    let languages = Arc::new(Languages::detect(sandbox.as_ref(), default_languages()));
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let shutdown = Shutdown::new();
@@ -367,8 +398,16 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let opened = open_owners(
             dbs,
             queue,
-            languages,
+            languages.clone(),
             ShapeSettings {
+                node: args
+                    .node_id
+                    .clone()
+                    .unwrap_or_else(super::services::hostname),
+                runner: Arc::new(SandboxRunner {
+                    sandbox,
+                    languages: languages.clone(),
+                }),
                 package_cache,
                 submission: SubmissionConfig {
                     lease_ttl: Duration::from_millis(args.lease_ttl_ms),
@@ -387,7 +426,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("listen on {}", args.listen))?;
         announce(listener.local_addr()?, opened.admin_password.as_deref());
-        serve_until_shutdown(opened.owners, listener, shutdown, Vec::new()).await?;
+        let reclaim = tokio::spawn(opened.owners.runs.clone().reclaim_expired(shutdown.clone()));
+        serve_until_shutdown(opened.owners, listener, shutdown, vec![reclaim]).await?;
         Ok(ExitCode::SUCCESS)
     })
 }

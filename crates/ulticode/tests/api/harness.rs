@@ -28,8 +28,14 @@ pub struct Service {
     redis_prefix: Option<String>,
 }
 
-impl Drop for Service {
-    fn drop(&mut self) {
+impl Service {
+    /// Stops the processes (SIGTERM, as an operator would) and hands back the data directory.
+    pub fn stop(mut self) -> Option<tempfile::TempDir> {
+        self.terminate();
+        self.data_dir.take()
+    }
+
+    fn terminate(&mut self) {
         for child in &mut self.processes {
             // SIGTERM: the shapes drain and close their resources.
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -44,6 +50,13 @@ impl Drop for Service {
             let _ = child.kill();
             let _ = child.wait();
         }
+        self.processes.clear();
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.terminate();
         if let Some(prefix) = &self.redis_prefix {
             if let Ok(client) = redis::Client::open(REDIS_URL) {
                 if let Ok(mut conn) = client.get_connection() {
@@ -62,7 +75,8 @@ impl Drop for Service {
 
 const REDIS_URL: &str = "redis://127.0.0.1:6379";
 
-/// Starts a process and waits for the line announcing its URL (and the admin password).
+/// Starts a process and waits for the lines announcing its URL and the admin account (the
+/// password only when the account was created by this start).
 fn start(mut command: Command) -> (Child, String, String) {
     command.stdout(Stdio::piped()).stderr(Stdio::inherit());
     let mut child = command.spawn().expect("start ulticode");
@@ -80,6 +94,9 @@ fn start(mut command: Command) -> (Child, String, String) {
                 line.strip_prefix("admin account created: username admin, password ")
             {
                 password = rest.split_whitespace().next().map(str::to_string);
+            }
+            if line.starts_with("admin account: exists") {
+                password = Some(String::new());
             }
             if base.is_some() && password.is_some() {
                 let _ = tx.send((base.take().unwrap(), password.take().unwrap()));
@@ -103,7 +120,12 @@ fn ulticode() -> Command {
 
 /// `ulticode up` on a fresh data directory, port 0.
 pub fn spawn_up() -> Service {
-    let data = tempfile::tempdir().unwrap();
+    spawn_up_in(tempfile::tempdir().unwrap())
+}
+
+/// `ulticode up` on `data` (a restart when it was used before: the admin password is then
+/// empty, having been shown at the first start).
+pub fn spawn_up_in(data: tempfile::TempDir) -> Service {
     let mut command = ulticode();
     command.args([
         "up",

@@ -5,4 +5,5 @@
 mod flow;
 mod harness;
 mod openapi;
+mod runs;
 mod security;

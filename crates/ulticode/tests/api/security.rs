@@ -77,6 +77,15 @@ async fn every_route_checks_who_is_calling() {
         )
         .await;
     let me = c.user.user_id;
+    let (status, user_run) = api
+        .post(
+            "/api/v1/runs/preview",
+            Some(&c.user.access),
+            json!({"language": "python3", "source": "print(2)"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{user_run}");
+    let user_run = user_run["id"].as_str().unwrap().to_string();
 
     use StatusCode as S;
     const OK: S = S::OK;
@@ -158,6 +167,30 @@ async fn every_route_checks_who_is_calling() {
             "/api/v1/submissions?problem_id=1".into(),
             None,
             [NO, OK, OK, OK, OK],
+        ),
+        (
+            Method::POST,
+            "/api/v1/runs/preview".into(),
+            Some(json!({"language": "python3", "source": "print(1)"})),
+            [NO, OK, OK, OK, OK],
+        ),
+        (
+            Method::POST,
+            "/api/v1/runs".into(),
+            Some(json!({"language": "python3", "source": "print(1)"})),
+            [NO, S::ACCEPTED, S::ACCEPTED, S::ACCEPTED, S::ACCEPTED],
+        ),
+        (
+            Method::GET,
+            format!("/api/v1/runs/{user_run}"),
+            None,
+            [NO, OK, GONE, GONE, OK],
+        ),
+        (
+            Method::DELETE,
+            format!("/api/v1/runs/{user_run}"),
+            None,
+            [NO, S::CONFLICT, GONE, GONE, S::CONFLICT],
         ),
         (
             Method::GET,
@@ -652,7 +685,7 @@ async fn bad_input_gets_a_clear_error_and_stores_nothing() {
         ),
         (
             "oversized body",
-            valid(&"#".repeat(2 << 20), "python3", "aplusb"),
+            valid(&"#".repeat((1 << 20) + 1024), "python3", "aplusb"),
             "application/json",
             StatusCode::PAYLOAD_TOO_LARGE,
             "body-too-large",

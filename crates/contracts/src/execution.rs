@@ -1,0 +1,117 @@
+//! Running code without judging it (SYSTEM.md §8): the synchronous preview and the
+//! asynchronous execution API share these request, status and result types, and the port
+//! that runs code in the sandbox.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::judging::PortError;
+use crate::verdict::Verdict;
+
+/// Code and input to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    pub language: String,
+    pub source: String,
+    /// Standard input (text).
+    #[serde(default)]
+    pub stdin: String,
+    /// Groups runs of one client action; with `test_case_id` it forms the default idempotency
+    /// key `runId:testCaseId`.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    #[serde(default)]
+    pub test_case_id: Option<String>,
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Queued,
+    Running,
+    Done,
+    Cancelled,
+    /// The run could not be carried out (infrastructure, restart, timeout); see `error`.
+    Failed,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Queued => "queued",
+            RunState::Running => "running",
+            RunState::Done => "done",
+            RunState::Cancelled => "cancelled",
+            RunState::Failed => "failed",
+        }
+    }
+
+    pub fn is_final(self) -> bool {
+        !matches!(self, RunState::Queued | RunState::Running)
+    }
+}
+
+impl std::str::FromStr for RunState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            RunState::Queued,
+            RunState::Running,
+            RunState::Done,
+            RunState::Cancelled,
+            RunState::Failed,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == s)
+        .ok_or_else(|| format!("unknown run state {s:?}"))
+    }
+}
+
+/// Limits of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RunLimits {
+    pub time_limit_ms: u64,
+    pub memory_mib: u64,
+    pub output_bytes: u64,
+}
+
+/// What a finished run produced. Output is not judged: `verdict` says how it ended (`AC` for
+/// a clean exit, `CE` when it did not compile, `RE`/`TLE`/`MLE`/`OLE`, `SE` for the sandbox).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RunReport {
+    pub verdict: Verdict,
+    /// The sandbox's outcome category, when the program ran.
+    pub status: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub time_ms: u64,
+    pub wall_time_ms: u64,
+    pub memory_kib: u64,
+    pub stdout: String,
+    pub stderr: String,
+    pub output_truncated: bool,
+    pub compile_output: String,
+}
+
+/// Cancels a run (idempotent).
+pub type Canceller = Arc<dyn Fn() + Send + Sync>;
+
+/// A run in progress.
+#[async_trait]
+pub trait StartedRun: Send {
+    /// Cancels the run (idempotent); callable from anywhere while `finish` is awaited.
+    fn canceller(&self) -> Canceller;
+
+    async fn finish(self: Box<Self>) -> Result<RunReport, PortError>;
+}
+
+/// Runs code in the sandbox.
+pub trait CodeRunner: Send + Sync {
+    fn start(&self, request: &RunRequest, limits: RunLimits) -> Box<dyn StartedRun>;
+}
