@@ -243,3 +243,32 @@ fn the_literal_scanner_finds_sql_and_skips_comments() {
     let found = literals(source);
     assert_eq!(found, vec!["SELECT x FROM app.problems".to_string()]);
 }
+
+#[test]
+fn the_readme_gives_the_two_commands_and_ci_runs_the_test_one() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a first sh block");
+    let commands: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "cargo run --release --locked -p ulticode -- up",
+            "scripts/test.sh"
+        ],
+        "the README's first block must be exactly the main job and the test command"
+    );
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert!(
+        ci.lines().any(|l| l.trim() == "exec scripts/test.sh"),
+        ".ci/run must run the README's test command: {ci}"
+    );
+}
