@@ -102,14 +102,19 @@ pub struct DispatcherArgs {
     sweep_after_ms: u64,
 }
 
+/// Logs to stderr, filtered by `ULTICODE_LOG` (default `info`); `ULTICODE_LOG_FORMAT=json`
+/// writes one JSON object per event (with the request span's fields, e.g. `request_id`).
 pub fn init_logging() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("ULTICODE_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .try_init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ULTICODE_LOG")
+        .unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if std::env::var("ULTICODE_LOG_FORMAT").is_ok_and(|f| f == "json") {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 async fn serve(

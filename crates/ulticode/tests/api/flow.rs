@@ -97,6 +97,37 @@ async fn whole_flow(service: &Service) {
     assert_eq!(last["verdict"], "AC", "{events:?}");
     assert_eq!(last["generation"], 2, "{events:?}");
 
+    // Batch rejudge is idempotent on its key: a retry returns the first answer and makes no
+    // further generation; the same key with another body is a conflict.
+    let batch = |ids: Vec<i64>| {
+        api.http
+            .post(format!("{}/api/v1/admin/rejudge", api.base))
+            .bearer_auth(&admin.access)
+            .header("idempotency-key", "storm-1")
+            .json(&json!({"submission_ids": ids}))
+            .send()
+    };
+    let first: Value = batch(vec![wrong]).await.unwrap().json().await.unwrap();
+    assert_eq!(first[0]["outcome"]["generation"], 2, "{first}");
+    let retry: Value = batch(vec![wrong]).await.unwrap().json().await.unwrap();
+    assert_eq!(retry, first);
+    let conflict = batch(vec![wrong, accepted]).await.unwrap();
+    assert_eq!(conflict.status(), StatusCode::CONFLICT);
+    let events = api.watch(&ada, wrong).await;
+    let (_, last) = events.last().unwrap();
+    assert_eq!(
+        (last["verdict"].clone(), last["generation"].clone()),
+        (json!("WA"), json!(2))
+    );
+    let (_, audit) = api.get("/api/v1/admin/audit", Some(&admin.access)).await;
+    let rejudges = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "rejudge")
+        .count();
+    assert_eq!(rejudges, 2, "one per rejudge actually made: {audit}");
+
     let (_, mine) = api.get("/api/v1/submissions", Some(&ada.access)).await;
     let ids: Vec<i64> = mine["items"]
         .as_array()
@@ -122,10 +153,12 @@ async fn whole_flow(service: &Service) {
 async fn the_whole_flow_on_the_embedded_shape() {
     let service = spawn_up();
     whole_flow(&service).await;
+    service.stop();
 }
 
 #[tokio::test]
 async fn the_whole_flow_on_the_distributed_shape() {
     let service = spawn_distributed().await;
     whole_flow(&service).await;
+    service.stop();
 }

@@ -29,34 +29,47 @@ pub struct Service {
 }
 
 impl Service {
-    /// Stops the processes (SIGTERM, as an operator would) and hands back the data directory.
+    /// Stops the processes with SIGTERM, as an operator would, asserts that each drained
+    /// and exited cleanly within the shutdown bound, and hands back the data directory.
     pub fn stop(mut self) -> Option<tempfile::TempDir> {
-        self.terminate();
+        let clean = self.terminate();
+        assert!(
+            clean,
+            "a process did not exit cleanly within 35 s of SIGTERM"
+        );
         self.data_dir.take()
     }
 
-    fn terminate(&mut self) {
+    /// SIGTERM, then SIGKILL for what is still running after 35 s. True when every process
+    /// exited by itself with status 0.
+    fn terminate(&mut self) -> bool {
         for child in &mut self.processes {
-            // SIGTERM: the shapes drain and close their resources.
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         }
+        let mut clean = true;
         for child in &mut self.processes {
-            for _ in 0..100 {
-                if matches!(child.try_wait(), Ok(Some(_))) {
+            let mut exited = None;
+            for _ in 0..350 {
+                if let Ok(Some(status)) = child.try_wait() {
+                    exited = Some(status);
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
-            let _ = child.kill();
-            let _ = child.wait();
+            clean &= exited.is_some_and(|s| s.success());
+            if exited.is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
         }
         self.processes.clear();
+        clean
     }
 }
 
 impl Drop for Service {
     fn drop(&mut self) {
-        self.terminate();
+        let _ = self.terminate();
         if let Some(prefix) = &self.redis_prefix {
             if let Ok(client) = redis::Client::open(REDIS_URL) {
                 if let Ok(mut conn) = client.get_connection() {

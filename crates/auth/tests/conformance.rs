@@ -1,0 +1,198 @@
+//! The Auth owner's behaviour on both backends (SQLite and PostgreSQL): accounts, sessions,
+//! rotation and family revocation, token revocation by `authz_version`, keys.
+
+use std::time::{Duration, Instant};
+
+use auth::{AuthConfig, AuthError, AuthService, PasswordCost};
+use contracts::admin::AccountAdmin;
+use contracts::{Role, TokenRejection, TokenVerifier, UserDirectory, UserId};
+use platform::testing::TestPostgres;
+use platform::Db;
+
+enum Backing {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres(#[allow(dead_code)] TestPostgres),
+}
+
+fn cheap() -> AuthConfig {
+    AuthConfig {
+        password_cost: PasswordCost {
+            memory_kib: 1024,
+            iterations: 1,
+            parallelism: 1,
+        },
+        ..AuthConfig::default()
+    }
+}
+
+async fn sqlite() -> (Db, Backing) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite_owner(dir.path(), "auth").await.unwrap();
+    (db, Backing::Sqlite(dir))
+}
+
+async fn postgres() -> (Db, Backing) {
+    let pg = TestPostgres::new().await.unwrap();
+    let db = pg.owner("auth").await.unwrap();
+    (db, Backing::Postgres(pg))
+}
+
+async fn accounts_log_in_and_sessions_rotate(db: Db) {
+    let auth = AuthService::open(db, cheap()).await.unwrap();
+    let ada = auth
+        .register("ada", "correct horse", Role::User)
+        .await
+        .unwrap();
+    assert!(matches!(
+        auth.register("ada", "another password", Role::User).await,
+        Err(AuthError::UsernameTaken(_))
+    ));
+    assert!(matches!(
+        auth.register("a", "correct horse", Role::User).await,
+        Err(AuthError::Invalid {
+            field: "username",
+            ..
+        })
+    ));
+    assert!(matches!(
+        auth.login("ada", "wrong password").await,
+        Err(AuthError::InvalidCredentials)
+    ));
+    assert!(matches!(
+        auth.login("nobody", "correct horse").await,
+        Err(AuthError::InvalidCredentials)
+    ));
+    let session = auth.login("ada", "correct horse").await.unwrap();
+    let principal = auth.verify_access(&session.access_token).await.unwrap();
+    assert_eq!(principal.user_id, ada.id);
+    assert_eq!(principal.role, Role::User);
+    assert!(auth.user_exists(ada.id).await.unwrap());
+    assert!(!auth.user_exists(UserId(9_999)).await.unwrap());
+
+    let second = auth.refresh(&session.refresh_token).await.unwrap();
+    assert_ne!(second.refresh_token, session.refresh_token);
+    assert!(matches!(
+        auth.refresh(&session.refresh_token).await,
+        Err(AuthError::RefreshReused)
+    ));
+    assert!(
+        matches!(
+            auth.refresh(&second.refresh_token).await,
+            Err(AuthError::InvalidRefresh)
+        ),
+        "the family is revoked"
+    );
+    let third = auth.login("ada", "correct horse").await.unwrap();
+    auth.logout(&third.refresh_token).await.unwrap();
+    assert!(auth.refresh(&third.refresh_token).await.is_err());
+    assert!(matches!(
+        auth.refresh("rt_not-a-token").await,
+        Err(AuthError::InvalidRefresh)
+    ));
+}
+
+async fn role_and_password_changes_revoke_tokens(db: Db) {
+    let auth = AuthService::open(db, cheap()).await.unwrap();
+    let bob = auth
+        .register("bob", "correct horse", Role::User)
+        .await
+        .unwrap();
+    let before = auth.login("bob", "correct horse").await.unwrap();
+    let changed = auth.set_role(bob.id, Role::Setter).await.unwrap().unwrap();
+    assert_eq!(changed.role, Role::Setter);
+    assert_eq!(
+        auth.verify_access(&before.access_token).await,
+        Err(TokenRejection::Revoked)
+    );
+    assert!(auth.refresh(&before.refresh_token).await.is_err());
+    let after = auth.login("bob", "correct horse").await.unwrap();
+    assert_eq!(
+        auth.verify_access(&after.access_token).await.unwrap().role,
+        Role::Setter
+    );
+    assert_eq!(
+        auth.set_role(UserId(9_999), Role::Admin).await.unwrap(),
+        None
+    );
+
+    assert!(matches!(
+        auth.change_password(bob.id, "wrong", "a new password")
+            .await,
+        Err(AuthError::InvalidCredentials)
+    ));
+    auth.change_password(bob.id, "correct horse", "a new password")
+        .await
+        .unwrap();
+    assert_eq!(
+        auth.verify_access(&after.access_token).await,
+        Err(TokenRejection::Revoked)
+    );
+    auth.login("bob", "a new password").await.unwrap();
+
+    let listed = auth.list_accounts(None, 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let (admin, password) = auth.ensure_account("root", Role::Admin).await.unwrap();
+    assert!(password.is_some());
+    let (again, none) = auth.ensure_account("root", Role::Admin).await.unwrap();
+    assert_eq!((again.id, none), (admin.id, None), "created once");
+    let page = auth.list_accounts(Some(bob.id), 10).await.unwrap();
+    assert_eq!(page.iter().map(|a| a.id).collect::<Vec<_>>(), [admin.id]);
+}
+
+async fn keys_survive_a_restart(db: Db) {
+    let auth = AuthService::open(db.clone(), cheap()).await.unwrap();
+    auth.register("carol", "correct horse", Role::User)
+        .await
+        .unwrap();
+    let session = auth.login("carol", "correct horse").await.unwrap();
+    let jwks = auth.jwks();
+    let reopened = AuthService::open(db, cheap()).await.unwrap();
+    assert_eq!(reopened.jwks(), jwks, "the same keys, not new ones");
+    assert!(reopened.verify_access(&session.access_token).await.is_ok());
+}
+
+async fn unknown_users_cost_as_much_as_wrong_passwords(db: Db) {
+    let auth = AuthService::open(db, AuthConfig::default()).await.unwrap();
+    auth.register("dave", "correct horse", Role::User)
+        .await
+        .unwrap();
+    let time = |user: &'static str| {
+        let auth = auth.clone();
+        async move {
+            let started = Instant::now();
+            for _ in 0..3 {
+                assert!(auth.login(user, "wrong password").await.is_err());
+            }
+            started.elapsed()
+        }
+    };
+    let known = time("dave").await;
+    let unknown = time("nobody-at-all").await;
+    let ratio = unknown.as_secs_f64() / known.as_secs_f64();
+    assert!(
+        known > Duration::from_millis(10),
+        "Argon2id at its default cost takes time: {known:?}"
+    );
+    assert!(
+        (0.5..2.0).contains(&ratio),
+        "unknown {unknown:?} vs known {known:?}"
+    );
+}
+
+macro_rules! conformance {
+    ($($behaviour:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(#[tokio::test] async fn $behaviour() { let (db, _b) = super::sqlite().await; super::$behaviour(db).await; })*
+        }
+        mod on_postgres {
+            $(#[tokio::test] async fn $behaviour() { let (db, _b) = super::postgres().await; super::$behaviour(db).await; })*
+        }
+    };
+}
+
+conformance!(
+    accounts_log_in_and_sessions_rotate,
+    role_and_password_changes_revoke_tokens,
+    keys_survive_a_restart,
+    unknown_users_cost_as_much_as_wrong_passwords,
+);
