@@ -18,7 +18,6 @@ use platform::http::{
 use platform::{Db, DbError, Metrics, Migration};
 use queue::JudgeQueue;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -150,15 +149,6 @@ pub struct AuditEntry {
     pub created_at_ms: i64,
 }
 
-fn fingerprint(parts: &[&str]) -> String {
-    let mut hash = Sha256::new();
-    for part in parts {
-        hash.update((part.len() as u64).to_le_bytes());
-        hash.update(part.as_bytes());
-    }
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl AdminService {
     pub async fn open(db: Db, ports: AdminPorts) -> Result<Self, DbError> {
         db.migrate(MIGRATIONS).await?;
@@ -203,7 +193,7 @@ impl AdminService {
         let Some(key) = key else {
             return command().await;
         };
-        let print = fingerprint(&[request]);
+        let print = platform::digest::fingerprint(&[request.as_bytes()]);
         let stored = self
             .db
             .query(

@@ -4,6 +4,7 @@
 //! edge (problem details, caller identity, rate limits).
 
 pub mod db;
+pub mod digest;
 pub mod http;
 pub mod leases;
 pub mod lifecycle;

@@ -244,6 +244,44 @@ impl From<SubmitError> for ApiError {
     }
 }
 
+/// The checks every piece of submitted code passes before anything is stored: a language
+/// the workers can run, a non-empty source, and the size limit.
+pub(crate) fn check_code(
+    languages: &[String],
+    language: &str,
+    source: &str,
+    max_bytes: usize,
+) -> Result<(), ApiError> {
+    if !languages.iter().any(|l| l == language) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown-language",
+            format!(
+                "unknown language {language:?}; available: {}",
+                languages.join(", ")
+            ),
+        ));
+    }
+    if source.trim().is_empty() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "empty-source",
+            "the source is empty",
+        ));
+    }
+    if source.len() > max_bytes {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "source-too-large",
+            format!(
+                "the source is {} bytes; at most {max_bytes} are accepted",
+                source.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl ApiState {
     /// The submission, if `caller` may see it; whether the caller may see its source.
     async fn visible(
@@ -289,35 +327,12 @@ async fn submit(
         .config
         .submit_limit
         .check(&format!("submit:{}", principal.user_id))?;
-    if !state.config.languages.contains(&body.language) {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "unknown-language",
-            format!(
-                "unknown language {:?}; available: {}",
-                body.language,
-                state.config.languages.join(", ")
-            ),
-        ));
-    }
-    if body.source.trim().is_empty() {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "empty-source",
-            "the source is empty",
-        ));
-    }
-    if body.source.len() > state.config.max_source_bytes {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "source-too-large",
-            format!(
-                "the source is {} bytes; at most {} are accepted",
-                body.source.len(),
-                state.config.max_source_bytes
-            ),
-        ));
-    }
+    check_code(
+        &state.config.languages,
+        &body.language,
+        &body.source,
+        state.config.max_source_bytes,
+    )?;
     let facts = state.facts.capture(principal, &body.problem).await?;
     let submitted = state
         .store

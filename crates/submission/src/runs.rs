@@ -24,7 +24,6 @@ use platform::http::{
 };
 use platform::{Db, DbError, Shutdown};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -117,17 +116,12 @@ pub struct Runs {
 }
 
 fn fingerprint(mode: Mode, request: &RunRequest) -> String {
-    let mut hash = Sha256::new();
-    for part in [
-        mode.as_str(),
-        &request.language,
-        &request.source,
-        &request.stdin,
-    ] {
-        hash.update((part.len() as u64).to_le_bytes());
-        hash.update(part.as_bytes());
-    }
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    platform::digest::fingerprint(&[
+        mode.as_str().as_bytes(),
+        request.language.as_bytes(),
+        request.source.as_bytes(),
+        request.stdin.as_bytes(),
+    ])
 }
 
 fn view_of(row: &AnyRow) -> Result<RunView, ApiError> {
@@ -207,28 +201,12 @@ impl Runs {
     }
 
     fn validate(&self, request: &RunRequest) -> Result<(), ApiError> {
-        let unprocessable =
-            |kind, detail: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, kind, detail);
-        if !self.config.languages.contains(&request.language) {
-            return Err(unprocessable(
-                "unknown-language",
-                format!(
-                    "unknown language {:?}; available: {}",
-                    request.language,
-                    self.config.languages.join(", ")
-                ),
-            ));
-        }
-        if request.source.trim().is_empty() {
-            return Err(unprocessable("empty-source", "the source is empty".into()));
-        }
-        if request.source.len() > self.config.max_source_bytes {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "source-too-large",
-                format!("at most {} bytes of source", self.config.max_source_bytes),
-            ));
-        }
+        crate::api::check_code(
+            &self.config.languages,
+            &request.language,
+            &request.source,
+            self.config.max_source_bytes,
+        )?;
         if request.stdin.len() > self.config.max_stdin_bytes {
             return Err(ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,

@@ -23,7 +23,6 @@ use contracts::{
 use platform::db::{Any, Row, Transaction};
 use platform::{Backend, Db, DbError, Lease};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
 /// Tunables of the owner's state machine.
@@ -185,13 +184,12 @@ fn ms(d: Duration) -> i64 {
 }
 
 fn fingerprint(request: &SubmitRequest) -> String {
-    let mut hash = Sha256::new();
-    hash.update(request.user_id.0.to_le_bytes());
-    hash.update(request.problem_id.0.to_le_bytes());
-    hash.update((request.language.len() as u64).to_le_bytes());
-    hash.update(request.language.as_bytes());
-    hash.update(request.source.as_bytes());
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    platform::digest::fingerprint(&[
+        &request.user_id.0.to_le_bytes(),
+        &request.problem_id.0.to_le_bytes(),
+        request.language.as_bytes(),
+        request.source.as_bytes(),
+    ])
 }
 
 fn verdict_of(text: Option<String>) -> Option<Verdict> {
