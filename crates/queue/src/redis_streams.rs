@@ -48,6 +48,36 @@ redis.call('XDEL', KEYS[1], ARGV[1])
 return 1
 "#;
 
+/// The reaper: claims entries idle past the visibility timeout with `XAUTOCLAIM` (which counts
+/// the delivery) and, in the same atomic step, moves those now over the delivery budget to the
+/// dead letters (add, acknowledge, delete). Returns `[id, "claimed" | "dead", deliveries,
+/// payload]` per entry; for dead letters `deliveries` is the count before this claim.
+const RECLAIM: &str = r#"
+local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], '0-0', 'COUNT', ARGV[4])
+local out = {}
+for _, entry in ipairs(claimed[2]) do
+  local id = entry[1]
+  local payload = ''
+  local fields = entry[2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'payload' then payload = fields[i + 1] end
+  end
+  local deliveries = tonumber(redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)[1][4])
+  if deliveries > tonumber(ARGV[5]) then
+    local before = deliveries - 1
+    redis.call('XADD', KEYS[2], '*', 'payload', payload,
+      'reason', 'delivered ' .. before .. ' times without being acknowledged',
+      'deliveries', before, 'original', id)
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    redis.call('XDEL', KEYS[1], id)
+    table.insert(out, {id, 'dead', tostring(before), ''})
+  else
+    table.insert(out, {id, 'claimed', tostring(deliveries), payload})
+  end
+end
+return out
+"#;
+
 /// Moves a dead letter back onto the stream as a new entry.
 const REPLAY: &str = r#"
 local entry = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
@@ -371,36 +401,40 @@ impl JudgeQueue for RedisQueue {
     }
 
     async fn reclaim(&self, consumer: &str, max: usize) -> Result<Reclaimed, QueueError> {
-        let vt = self.config.visibility_timeout;
-        let mut reclaimed = Reclaimed::default();
         let now = self.now_ms().await?;
-        for (id, deliveries) in self.pending(vt, max.max(1)).await? {
-            if deliveries >= self.config.max_deliveries {
-                self.move_to_dead_letters(
-                    &id,
-                    &format!("delivered {deliveries} times without being acknowledged"),
-                    deliveries,
-                )
-                .await?;
-                reclaimed.dead_lettered.push(id);
-                continue;
+        let mut conn = self.commands.clone();
+        let reply: Result<Value, _> = Script::new(RECLAIM)
+            .key(&self.stream)
+            .key(&self.dlq)
+            .arg(GROUP)
+            .arg(consumer)
+            .arg(self.config.visibility_timeout.as_millis() as u64)
+            .arg(max.max(1))
+            .arg(self.config.max_deliveries)
+            .invoke_async(&mut conn)
+            .await;
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) if is_nogroup(&e) => {
+                self.ensure_group().await?;
+                return Ok(Reclaimed::default());
             }
-            // XCLAIM re-checks the idle time, so two reclaimers never both get an entry.
-            let mut conn = self.commands.clone();
-            let claimed: Value = redis::cmd("XCLAIM")
-                .arg(&self.stream)
-                .arg(GROUP)
-                .arg(consumer)
-                .arg(vt.as_millis() as u64)
-                .arg(&id)
-                .query_async(&mut conn)
-                .await?;
-            for (id, payload) in entries(&claimed)? {
+            Err(e) => return Err(e.into()),
+        };
+        let mut reclaimed = Reclaimed::default();
+        for item in array(&reply)? {
+            let [id, outcome, deliveries, payload] = array(item)? else {
+                return Err(protocol("reclaim entry without four parts"));
+            };
+            let id = text(id)?;
+            if text(outcome)? == "dead" {
+                reclaimed.dead_lettered.push(id);
+            } else {
                 reclaimed.deliveries.push(Delivery {
                     queue_delay_ms: now.saturating_sub(id_ms(&id)),
+                    payload: text(payload)?,
+                    deliveries: int(deliveries)? as u64,
                     id,
-                    payload,
-                    deliveries: deliveries + 1,
                 });
             }
         }

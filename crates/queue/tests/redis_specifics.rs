@@ -119,3 +119,16 @@ async fn a_failed_add_leaves_no_dedup_key_behind() {
         .unwrap();
     assert!(ttl > 0, "dedup keys expire ({ttl})");
 }
+
+#[tokio::test]
+async fn a_reaper_pass_after_redis_lost_the_group_recreates_it() {
+    let (q, keys, mut conn) = queue().await;
+    let _: i64 = redis::cmd("DEL").arg(&keys.0[0]).query(&mut conn).unwrap();
+    let reclaimed = q.reclaim("reaper", 10).await.unwrap();
+    assert!(reclaimed.deliveries.is_empty() && reclaimed.dead_lettered.is_empty());
+    q.enqueue("8:1", "after").await.unwrap();
+    assert_eq!(
+        q.receive("w", 1, Duration::from_millis(100)).await.unwrap()[0].payload,
+        "after"
+    );
+}
