@@ -301,8 +301,7 @@ async fn rejudge_batch(
     let actor = admin(&caller, Permission::Rejudge)?;
     let key = idempotency_key(&headers)?;
     if body.submission_ids.is_empty() || body.submission_ids.len() > 500 {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        return Err(ApiError::unprocessable(
             "invalid-field",
             "submission_ids: 1 to 500 ids",
         ));
@@ -478,7 +477,7 @@ async fn set_role(
     let role: Role = body
         .role
         .parse()
-        .map_err(|e: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid-field", e))?;
+        .map_err(|e: String| ApiError::unprocessable("invalid-field", e))?;
     let account = admin_service
         .ports
         .accounts

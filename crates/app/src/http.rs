@@ -29,19 +29,11 @@ struct AppState {
 impl From<AppError> for ApiError {
     fn from(e: AppError) -> Self {
         match e {
-            AppError::Invalid { .. } => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid-field",
-                e.to_string(),
-            ),
+            AppError::Invalid { .. } => ApiError::unprocessable("invalid-field", e.to_string()),
             AppError::SlugTaken(_) => ApiError::conflict("slug-taken", e.to_string()),
             AppError::NotFound(_) => ApiError::not_found(e.to_string()),
             AppError::NotAuthor => ApiError::forbidden(e.to_string()),
-            AppError::BadPackage(_) => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid-package",
-                e.to_string(),
-            ),
+            AppError::BadPackage(_) => ApiError::unprocessable("invalid-package", e.to_string()),
             AppError::Internal(e) => ApiError::internal(e),
             AppError::Db(e) => e.into(),
         }

@@ -76,11 +76,7 @@ pub struct TokenResponse {
 impl From<AuthError> for ApiError {
     fn from(e: AuthError) -> Self {
         match e {
-            AuthError::Invalid { .. } => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid-field",
-                e.to_string(),
-            ),
+            AuthError::Invalid { .. } => ApiError::unprocessable("invalid-field", e.to_string()),
             AuthError::UsernameTaken(_) => ApiError::conflict("username-taken", e.to_string()),
             AuthError::InvalidCredentials => ApiError::new(
                 StatusCode::UNAUTHORIZED,

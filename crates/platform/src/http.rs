@@ -64,6 +64,11 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, kind, detail)
     }
 
+    /// Well-formed input that breaks a rule (422).
+    pub fn unprocessable(kind: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, kind, detail)
+    }
+
     pub fn unauthenticated(detail: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthenticated", detail)
     }
@@ -230,8 +235,7 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
         JsonRejection::JsonSyntaxError(e) => {
             ApiError::invalid("malformed-json", format!("the body is not JSON: {e}"))
         }
-        JsonRejection::JsonDataError(e) => ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        JsonRejection::JsonDataError(e) => ApiError::unprocessable(
             "invalid-body",
             format!("the body does not match the schema: {e}"),
         ),

@@ -231,8 +231,7 @@ pub struct SubmissionFilter {
 impl From<SubmitError> for ApiError {
     fn from(e: SubmitError) -> Self {
         match e {
-            SubmitError::Rejected(r) => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
+            SubmitError::Rejected(r) => ApiError::unprocessable(
                 "not-admitted",
                 format!("the submission is not admitted: {r}"),
             ),
@@ -253,8 +252,7 @@ pub(crate) fn check_code(
     max_bytes: usize,
 ) -> Result<(), ApiError> {
     if !languages.iter().any(|l| l == language) {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        return Err(ApiError::unprocessable(
             "unknown-language",
             format!(
                 "unknown language {language:?}; available: {}",
@@ -263,8 +261,7 @@ pub(crate) fn check_code(
         ));
     }
     if source.trim().is_empty() {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        return Err(ApiError::unprocessable(
             "empty-source",
             "the source is empty",
         ));
