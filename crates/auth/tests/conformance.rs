@@ -156,26 +156,30 @@ async fn unknown_users_cost_as_much_as_wrong_passwords(db: Db) {
     auth.register("dave", "correct horse", Role::User)
         .await
         .unwrap();
-    let time = |user: &'static str| {
-        let auth = auth.clone();
-        async move {
+    // Alternate the two kinds of attempt and compare medians, so load from other tests on
+    // the machine affects both alike. Without the decoy an unknown user would cost a
+    // database lookup (well under a millisecond) against Argon2id's tens of milliseconds.
+    let (mut known, mut unknown) = (Vec::new(), Vec::new());
+    for _ in 0..7 {
+        for (user, times) in [("dave", &mut known), ("nobody-at-all", &mut unknown)] {
             let started = Instant::now();
-            for _ in 0..3 {
-                assert!(auth.login(user, "wrong password").await.is_err());
-            }
-            started.elapsed()
+            assert!(auth.login(user, "wrong password").await.is_err());
+            times.push(started.elapsed());
         }
+    }
+    let median = |times: &mut Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
     };
-    let known = time("dave").await;
-    let unknown = time("nobody-at-all").await;
-    let ratio = unknown.as_secs_f64() / known.as_secs_f64();
+    let (known, unknown) = (median(&mut known), median(&mut unknown));
     assert!(
-        known > Duration::from_millis(10),
+        known > Duration::from_millis(5),
         "Argon2id at its default cost takes time: {known:?}"
     );
+    let ratio = unknown.as_secs_f64() / known.as_secs_f64();
     assert!(
-        (0.5..2.0).contains(&ratio),
-        "unknown {unknown:?} vs known {known:?}"
+        (0.33..3.0).contains(&ratio),
+        "unknown {unknown:?} vs known {known:?} (median of 7)"
     );
 }
 
