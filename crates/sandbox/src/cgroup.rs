@@ -310,6 +310,9 @@ pub struct CgroupStats {
     pub cpu_time_us: u64,
     pub peak_memory_bytes: u64,
     pub oom_kills: u64,
+    /// The tree's memory reached its limit (peak at the limit, or the kernel counted limit
+    /// hits): it ran there reclaiming, even if nothing was OOM-killed.
+    pub memory_limit_reached: bool,
     pub fork_refusals: u64,
 }
 
@@ -376,16 +379,25 @@ impl RunCgroup {
     pub fn stats(&self) -> Result<CgroupStats, CgroupError> {
         let cpu_time_us = self.cpu_time_us()?;
         Ok(match self.version {
-            CgroupVersion::V1 => CgroupStats {
-                cpu_time_us,
-                peak_memory_bytes: read_u64(&self.file(0, "memory.max_usage_in_bytes"))?,
-                oom_kills: keyed_value(&self.file(0, "memory.oom_control"), "oom_kill")?,
-                fork_refusals: keyed_value(&self.file(1, "pids.events"), "max")?,
-            },
+            CgroupVersion::V1 => {
+                // v1 kernels do not reliably count limit hits in `memory.failcnt` when the
+                // memory+swap limit equals the memory limit, so the peak decides too.
+                let peak = read_u64(&self.file(0, "memory.max_usage_in_bytes"))?;
+                let limit = read_u64(&self.file(0, "memory.limit_in_bytes"))?;
+                let hits = read_u64(&self.file(0, "memory.failcnt"))?;
+                CgroupStats {
+                    cpu_time_us,
+                    peak_memory_bytes: peak,
+                    oom_kills: keyed_value(&self.file(0, "memory.oom_control"), "oom_kill")?,
+                    memory_limit_reached: hits > 0 || peak >= limit,
+                    fork_refusals: keyed_value(&self.file(1, "pids.events"), "max")?,
+                }
+            }
             CgroupVersion::V2 => CgroupStats {
                 cpu_time_us,
                 peak_memory_bytes: read_u64(&self.file(0, "memory.peak"))?,
                 oom_kills: keyed_value(&self.file(0, "memory.events"), "oom_kill")?,
+                memory_limit_reached: keyed_value(&self.file(0, "memory.events"), "max")? > 0,
                 fork_refusals: keyed_value(&self.file(0, "pids.events"), "max")?,
             },
         })
@@ -571,6 +583,7 @@ mod tests {
                 cpu_time_us: 512_345,
                 peak_memory_bytes: 104_857_600,
                 oom_kills: 1,
+                memory_limit_reached: true,
                 fork_refusals: 4,
             }
         );
@@ -603,6 +616,7 @@ mod tests {
             "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
         )
         .unwrap();
+        fs::write(memory.join("memory.failcnt"), "0\n").unwrap();
         fs::write(root.path().join("pids/run-1-1/pids.events"), "max 0\n").unwrap();
         assert_eq!(
             run.stats().unwrap(),
@@ -610,8 +624,12 @@ mod tests {
                 cpu_time_us: 2_500_000,
                 peak_memory_bytes: 1_048_576,
                 oom_kills: 2,
+                memory_limit_reached: false,
                 fork_refusals: 0,
             }
         );
+        // A peak at the limit means the tree ran at it, whatever failcnt says.
+        fs::write(memory.join("memory.max_usage_in_bytes"), "134217728\n").unwrap();
+        assert!(run.stats().unwrap().memory_limit_reached);
     }
 }

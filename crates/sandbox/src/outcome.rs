@@ -176,6 +176,8 @@ pub struct Evidence {
     pub cpu_limit_us: u64,
     /// OOM kills recorded by the run's memory cgroup.
     pub oom_kills: u64,
+    /// The tree's memory reached its limit (it ran there, reclaiming).
+    pub memory_limit_reached: bool,
     /// Forks refused by the run's pids cgroup.
     pub fork_refusals: u64,
     /// A stream produced more than its cap.
@@ -190,9 +192,12 @@ pub struct Evidence {
 /// 2. an OOM kill, unless the main process still exited 0 → `memory_limit`.
 /// 3. an output cap exceeded, or `SIGXFSZ` → `output_limit`.
 /// 4. a refused fork, unless the main process exited 0 → `fork_limit`.
-/// 5. CPU time over the limit → `time_limit_cpu`.
-/// 6. killed at the wall-clock limit → `time_limit_wall`.
-/// 7. any other signal → `signaled`; a non-zero exit → `nonzero_exit`; else `ok`.
+/// 5. a time limit reached after memory reached its limit → `memory_limit`:
+///    the time went to reclaiming at the limit (the kernel thrashes before it OOM-kills, more
+///    so on a busy machine), so the memory limit is what the program ran into.
+/// 6. CPU time over the limit → `time_limit_cpu`.
+/// 7. killed at the wall-clock limit → `time_limit_wall`.
+/// 8. any other signal → `signaled`; a non-zero exit → `nonzero_exit`; else `ok`.
 pub fn classify(evidence: &Evidence) -> Status {
     let succeeded = evidence.termination == Some(Termination::Exited(0));
     let signal = match evidence.termination {
@@ -214,12 +219,16 @@ pub fn classify(evidence: &Evidence) -> Status {
     if evidence.fork_refusals > 0 && !succeeded {
         return Status::ForkLimit;
     }
-    if evidence.cpu_time_us > evidence.cpu_limit_us
-        || evidence.enforced == Some(EnforcedKill::CpuTime)
-    {
+    let cpu_exceeded = evidence.cpu_time_us > evidence.cpu_limit_us
+        || evidence.enforced == Some(EnforcedKill::CpuTime);
+    let wall_exceeded = evidence.enforced == Some(EnforcedKill::WallTime);
+    if (cpu_exceeded || wall_exceeded) && evidence.memory_limit_reached {
+        return Status::MemoryLimit;
+    }
+    if cpu_exceeded {
         return Status::TimeLimitCpu;
     }
-    if evidence.enforced == Some(EnforcedKill::WallTime) {
+    if wall_exceeded {
         return Status::TimeLimitWall;
     }
     match evidence.termination {
@@ -240,6 +249,7 @@ mod tests {
             cpu_time_us: 1_000,
             cpu_limit_us: 1_000_000,
             oom_kills: 0,
+            memory_limit_reached: false,
             fork_refusals: 0,
             output_exceeded: false,
         }
@@ -285,6 +295,35 @@ mod tests {
                     ..base()
                 },
                 Status::MemoryLimit,
+            ),
+            (
+                "cpu limit reached while thrashing at the memory limit",
+                Evidence {
+                    termination: None,
+                    enforced: Some(EnforcedKill::CpuTime),
+                    cpu_time_us: 1_016_000,
+                    memory_limit_reached: true,
+                    ..base()
+                },
+                Status::MemoryLimit,
+            ),
+            (
+                "wall limit reached while thrashing at the memory limit",
+                Evidence {
+                    termination: None,
+                    enforced: Some(EnforcedKill::WallTime),
+                    memory_limit_reached: true,
+                    ..base()
+                },
+                Status::MemoryLimit,
+            ),
+            (
+                "a clean exit after touching the memory limit",
+                Evidence {
+                    memory_limit_reached: true,
+                    ..base()
+                },
+                Status::Ok,
             ),
             (
                 "oom of a child while the main process succeeded",

@@ -299,6 +299,7 @@ impl Supervisor {
             cpu_time_us: stats.cpu_time_us,
             cpu_limit_us: spec.limits.cpu_time_ms * 1_000,
             oom_kills: stats.oom_kills,
+            memory_limit_reached: stats.memory_limit_reached,
             fork_refusals: stats.fork_refusals,
             output_exceeded: pumped.output_exceeded,
         };
