@@ -879,36 +879,14 @@ impl SubmissionStore {
             .iter()
             .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
             .collect::<Result<_, sqlx::Error>>()?;
-        let mut done = Vec::new();
-        let (name, owner, token) = lease.guard_params();
-        let condition = format!(
-            "state = 'judging' AND judging_lease_expires_at < {{now}} AND {}",
-            Lease::guard(3)
-        );
-        for (id, generation) in candidates {
-            let outcome = self
-                .recover(
-                    &mut tx,
-                    SubmissionId(id),
-                    Generation(generation),
-                    &RecoveryRule {
-                        condition: condition.clone(),
-                        params: vec![
-                            ExtraParam::Text(name.clone()),
-                            ExtraParam::Text(owner.clone()),
-                            ExtraParam::Int(token),
-                        ],
-                        reason: "judging lease expired".to_string(),
-                    },
-                )
-                .await?;
-            done.push((SubmissionId(id), outcome));
-        }
-        tx.commit().await?;
-        if done.iter().any(|(_, o)| matches!(o, Recovery::Redriven(_))) {
-            self.outbox_written.notify_waiters();
-        }
-        Ok(done)
+        self.recover_guarded(
+            tx,
+            candidates,
+            lease,
+            "state = 'judging' AND judging_lease_expires_at < {now}",
+            "judging lease expired",
+        )
+        .await
     }
 
     /// The lost-delivery sweeper: `pending` submissions whose current intent was sent more
@@ -936,25 +914,40 @@ impl SubmissionStore {
             .iter()
             .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
             .collect::<Result<_, sqlx::Error>>()?;
+        self.recover_guarded(
+            tx,
+            candidates,
+            lease,
+            "state = 'pending'",
+            "judge intent sent but never picked up",
+        )
+        .await
+    }
+
+    /// Recovers each `(id, generation)` whose row still satisfies `condition`, every write
+    /// conditioned on `lease` still being current, and commits.
+    async fn recover_guarded(
+        &self,
+        mut tx: Transaction<'static, Any>,
+        candidates: Vec<(i64, i64)>,
+        lease: &Lease,
+        condition: &str,
+        reason: &str,
+    ) -> Result<Vec<(SubmissionId, Recovery)>, DbError> {
         let (name, owner, token) = lease.guard_params();
-        let condition = format!("state = 'pending' AND {}", Lease::guard(3));
+        let rule = RecoveryRule {
+            condition: format!("{condition} AND {}", Lease::guard(3)),
+            params: vec![
+                ExtraParam::Text(name),
+                ExtraParam::Text(owner),
+                ExtraParam::Int(token),
+            ],
+            reason: reason.to_string(),
+        };
         let mut done = Vec::new();
         for (id, generation) in candidates {
             let outcome = self
-                .recover(
-                    &mut tx,
-                    SubmissionId(id),
-                    Generation(generation),
-                    &RecoveryRule {
-                        condition: condition.clone(),
-                        params: vec![
-                            ExtraParam::Text(name.clone()),
-                            ExtraParam::Text(owner.clone()),
-                            ExtraParam::Int(token),
-                        ],
-                        reason: "judge intent sent but never picked up".to_string(),
-                    },
-                )
+                .recover(&mut tx, SubmissionId(id), Generation(generation), &rule)
                 .await?;
             done.push((SubmissionId(id), outcome));
         }
