@@ -220,8 +220,9 @@ impl CgroupHierarchy {
         }
     }
 
-    /// Creates the base directories (and, on v2, delegates the controllers into them) and
-    /// removes run cgroups left behind by supervisors that no longer exist.
+    /// Creates the base directories (and, on v2, delegates the controllers into them), lifts
+    /// any limit found on them, and removes run cgroups left behind by supervisors that no
+    /// longer exist.
     pub fn prepare(&self) -> Result<(), CgroupError> {
         if let CgroupHierarchy::V2 { base } = self {
             let parent = base.parent().expect("base has a parent");
@@ -232,6 +233,31 @@ impl CgroupHierarchy {
         for base in self.base_dirs() {
             fs::create_dir_all(base).map_err(io_err(base))?;
             remove_stale_runs(base);
+        }
+        self.lift_base_limits()
+    }
+
+    /// Every run has its own limits; a limit on the base would be shared by all concurrent
+    /// runs (a stray `memory.limit_in_bytes` there made parallel runs OOM far below their own
+    /// limits), so the base gets none. Order matters on v1: memory+swap is raised first, as it
+    /// may never be below the memory limit.
+    fn lift_base_limits(&self) -> Result<(), CgroupError> {
+        let lifts: Vec<(PathBuf, &str)> = match self {
+            CgroupHierarchy::V1 { memory, pids, .. } => vec![
+                (memory.join("memory.memsw.limit_in_bytes"), "-1"),
+                (memory.join("memory.limit_in_bytes"), "-1"),
+                (pids.join("pids.max"), "max"),
+            ],
+            CgroupHierarchy::V2 { base } => vec![
+                (base.join("memory.swap.max"), "max"),
+                (base.join("memory.max"), "max"),
+                (base.join("pids.max"), "max"),
+            ],
+        };
+        for (path, value) in lifts {
+            if path.exists() {
+                fs::write(&path, value).map_err(io_err(&path))?;
+            }
         }
         Ok(())
     }
@@ -587,6 +613,29 @@ mod tests {
                 fork_refusals: 4,
             }
         );
+    }
+
+    #[test]
+    fn preparing_lifts_limits_left_on_the_base() {
+        let root = tempfile::tempdir().unwrap();
+        let hierarchy = CgroupHierarchy::V1 {
+            memory: root.path().join("memory"),
+            pids: root.path().join("pids"),
+            cpuacct: root.path().join("cpuacct"),
+        };
+        for dir in ["memory", "pids"] {
+            fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        let limit = root.path().join("memory/memory.limit_in_bytes");
+        let memsw = root.path().join("memory/memory.memsw.limit_in_bytes");
+        let pids = root.path().join("pids/pids.max");
+        fs::write(&limit, "268435456").unwrap();
+        fs::write(&memsw, "268435456").unwrap();
+        fs::write(&pids, "64").unwrap();
+        hierarchy.prepare().unwrap();
+        assert_eq!(fs::read_to_string(&limit).unwrap(), "-1");
+        assert_eq!(fs::read_to_string(&memsw).unwrap(), "-1");
+        assert_eq!(fs::read_to_string(&pids).unwrap(), "max");
     }
 
     #[test]
