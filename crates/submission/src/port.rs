@@ -197,16 +197,12 @@ async fn complete(
     ApiJson(body): ApiJson<Complete>,
 ) -> Reply<Held> {
     state.token.check(&headers)?;
-    let Claim {
-        submission_id,
-        generation,
-        attempt_id,
-    } = body.claim;
+    let claim = &body.claim;
     JudgingPort::complete(
         &state.store,
-        submission_id,
-        generation,
-        &attempt_id,
+        claim.submission_id,
+        claim.generation,
+        &claim.attempt_id,
         &body.result,
     )
     .await
@@ -227,16 +223,12 @@ async fn infrastructure_failure(
     ApiJson(body): ApiJson<Failure>,
 ) -> Reply<Held> {
     state.token.check(&headers)?;
-    let Claim {
-        submission_id,
-        generation,
-        attempt_id,
-    } = body.claim;
+    let claim = &body.claim;
     JudgingPort::infrastructure_failure(
         &state.store,
-        submission_id,
-        generation,
-        &attempt_id,
+        claim.submission_id,
+        claim.generation,
+        &claim.attempt_id,
         &body.reason,
     )
     .await
