@@ -867,7 +867,7 @@ impl SubmissionStore {
         batch: i64,
     ) -> Result<Vec<(SubmissionId, Recovery)>, DbError> {
         let mut tx = self.db.begin().await?;
-        let candidates: Vec<(i64, i64)> = self
+        let candidates = self
             .db
             .query(
                 "SELECT id, generation FROM submissions WHERE state = 'judging' AND judging_lease_expires_at < {now} \
@@ -875,10 +875,7 @@ impl SubmissionStore {
             )
             .bind(batch)
             .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-            .collect::<Result<_, sqlx::Error>>()?;
+            .await?;
         self.recover_guarded(
             tx,
             candidates,
@@ -899,7 +896,7 @@ impl SubmissionStore {
         batch: i64,
     ) -> Result<Vec<(SubmissionId, Recovery)>, DbError> {
         let mut tx = self.db.begin().await?;
-        let candidates: Vec<(i64, i64)> = self
+        let candidates = self
             .db
             .query(
                 "SELECT s.id, s.generation FROM submissions s JOIN judge_outbox o \
@@ -910,10 +907,7 @@ impl SubmissionStore {
             .bind(ms(older_than))
             .bind(batch)
             .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-            .collect::<Result<_, sqlx::Error>>()?;
+            .await?;
         self.recover_guarded(
             tx,
             candidates,
@@ -924,12 +918,12 @@ impl SubmissionStore {
         .await
     }
 
-    /// Recovers each `(id, generation)` whose row still satisfies `condition`, every write
+    /// Recovers each candidate row (`id, generation`) that still satisfies `condition`, every write
     /// conditioned on `lease` still being current, and commits.
     async fn recover_guarded(
         &self,
         mut tx: Transaction<'static, Any>,
-        candidates: Vec<(i64, i64)>,
+        candidates: Vec<platform::db::AnyRow>,
         lease: &Lease,
         condition: &str,
         reason: &str,
@@ -945,7 +939,8 @@ impl SubmissionStore {
             reason: reason.to_string(),
         };
         let mut done = Vec::new();
-        for (id, generation) in candidates {
+        for row in candidates {
+            let (id, generation): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
             let outcome = self
                 .recover(&mut tx, SubmissionId(id), Generation(generation), &rule)
                 .await?;
