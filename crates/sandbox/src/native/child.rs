@@ -187,9 +187,23 @@ fn spawn_program(plan: &ChildPlan<'_>) -> libc::pid_t {
         // SAFETY: terminating the process is always sound.
         unsafe { libc::_exit(127) }
     }
-    let mut stack = vec![0u8; PROGRAM_STACK_BYTES];
+    // A fresh mapping, not a zeroed allocation: only the pages the child touches get faulted in.
+    // SAFETY: an anonymous private mapping; init never unmaps it (it only ever `_exit`s).
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            PROGRAM_STACK_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return -1;
+    }
     // The stack grows down from a 16-byte aligned top.
-    let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    let top = (stack as usize + PROGRAM_STACK_BYTES) & !15;
     // SAFETY: the child runs `entry` on `stack`, which outlives it (init is suspended by
     // CLONE_VFORK until the child has exec'd or exited), and never returns into init's frames.
     unsafe {

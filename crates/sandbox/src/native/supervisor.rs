@@ -88,9 +88,19 @@ impl Supervisor {
         let cgroups = CgroupHierarchy::detect()
             .and_then(|h| h.prepare().map(|()| h))
             .map_err(|e| e.to_string());
-        let template = staging_dir()
+        let staging = staging_dir();
+        let template = staging
+            .clone()
             .map(RootfsLayout::scan_host)
             .and_then(Template::build);
+        // Only once inside the private mount namespace the template made. A kernel without
+        // `favordynmods` keeps the slower joins; nothing about the sandbox's guarantees changes.
+        if let (Ok(hierarchy), Ok(_), Ok(staging)) = (&cgroups, &template, &staging) {
+            let mountpoint = staging.with_file_name("cgroup-favordynmods");
+            if let Err(e) = hierarchy.favor_dynamic_changes(&mountpoint) {
+                eprintln!("ulticode sandbox supervisor: cgroup joins stay on the slow path: {e}");
+            }
+        }
         let netns = NetnsSupply::new().map_err(|e| format!("network namespaces: {e}"));
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
@@ -132,7 +142,7 @@ impl Supervisor {
             .as_mut()
             .map_err(|e| e.clone())?
             .prepare(spec)?;
-        let cgroup = match self.next_cgroup.take() {
+        let mut cgroup = match self.next_cgroup.take() {
             Some(cgroup) => cgroup,
             None => {
                 let name = self.next_cgroup_name();
@@ -469,14 +479,9 @@ impl RunIo {
             let what = what.to_string();
             move |e: io::Error| (Status::LaunchFailure, format!("{what}: {e}"))
         };
-        let mut cgroup_procs = Vec::new();
-        for path in cgroup.procs_files() {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(|e| (Status::ConfigError, format!("open {}: {e}", path.display())))?;
-            cgroup_procs.push(OwnedFd::from(file));
-        }
+        let cgroup_procs = cgroup
+            .open_procs()
+            .map_err(|e| (Status::ConfigError, e.to_string()))?;
         let (child_stdin, stdin_bytes) = match &spec.stdin {
             Stdin::Null => (
                 open_read(Path::new("/dev/null")).map_err(launch("open /dev/null"))?,
