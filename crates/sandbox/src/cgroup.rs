@@ -281,8 +281,11 @@ impl CgroupHierarchy {
         if let CgroupHierarchy::V2 { .. } = self {
             return Ok(());
         }
-        let failed = io_err(mountpoint);
-        fs::create_dir_all(mountpoint).map_err(io_err(mountpoint))?;
+        let failed = |source| CgroupError::Io {
+            path: mountpoint.to_path_buf(),
+            source,
+        };
+        fs::create_dir_all(mountpoint).map_err(failed)?;
         let target = CString::new(mountpoint.as_os_str().as_encoded_bytes())
             .map_err(|e| failed(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
         let data = CString::new(FAVOR_DYNMODS_MOUNT).expect("no NUL");
@@ -297,10 +300,7 @@ impl CgroupHierarchy {
             )
         };
         if rc != 0 {
-            return Err(CgroupError::Io {
-                path: mountpoint.to_path_buf(),
-                source: io::Error::last_os_error(),
-            });
+            return Err(failed(io::Error::last_os_error()));
         }
         Ok(())
     }
@@ -434,16 +434,15 @@ impl RunDir {
             .map_err(io_err(&self.path.join(name)))
     }
 
-    /// Like [`RunDir::write`] for a file the kernel may not have (swap accounting off): `false`
-    /// when it is absent.
-    fn write_if_present(&self, name: &str, value: &str) -> Result<bool, CgroupError> {
+    /// Like [`RunDir::write`] for a file the kernel may not have (swap accounting off), which
+    /// is then left alone.
+    fn write_if_present(&self, name: &str, value: &str) -> Result<(), CgroupError> {
         match self.open_file(name, libc::O_WRONLY | libc::O_TRUNC) {
             Ok(mut file) => file
                 .write_all(value.as_bytes())
-                .map(|()| true)
                 .map_err(io_err(&self.path.join(name))),
             Err(CgroupError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
-                Ok(false)
+                Ok(())
             }
             Err(e) => Err(e),
         }
@@ -764,6 +763,36 @@ mod tests {
         assert_eq!(fs::read_to_string(&limit).unwrap(), "-1");
         assert_eq!(fs::read_to_string(&memsw).unwrap(), "-1");
         assert_eq!(fs::read_to_string(&pids).unwrap(), "max");
+    }
+
+    #[test]
+    fn swap_is_limited_only_where_the_kernel_accounts_it() {
+        let root = tempfile::tempdir().unwrap();
+        let hierarchy = CgroupHierarchy::V1 {
+            memory: root.path().join("memory"),
+            pids: root.path().join("pids"),
+            cpuacct: root.path().join("cpuacct"),
+        };
+        hierarchy.prepare().unwrap();
+        let memsw = |run: &str| {
+            root.path()
+                .join(format!("memory/run-{run}/memory.memsw.limit_in_bytes"))
+        };
+
+        hierarchy
+            .create_run("1-1")
+            .unwrap()
+            .set_limits(64 << 20, 8)
+            .unwrap();
+        assert!(
+            !memsw("1-1").exists(),
+            "no swap accounting: nothing is created"
+        );
+
+        let mut accounted = hierarchy.create_run("1-2").unwrap();
+        fs::write(memsw("1-2"), "9223372036854771712").unwrap();
+        accounted.set_limits(64 << 20, 8).unwrap();
+        assert_eq!(fs::read_to_string(memsw("1-2")).unwrap(), "67108864");
     }
 
     #[test]
