@@ -275,8 +275,9 @@ impl CgroupHierarchy {
     /// writers never wait, at a small cost to every fork and exit. On v1 a named hierarchy
     /// without controllers carries the option without touching the host's own hierarchies;
     /// it is mounted at `mountpoint` in the caller's private mount namespace, so it goes away
-    /// with the last supervisor. On v2 the option belongs to the host's one mount, which the
-    /// sandbox leaves as configured.
+    /// with the last supervisor (meanwhile every process's `/proc/<pid>/cgroup` lists it, at
+    /// its root). On v2 the option belongs to the host's one mount, which the sandbox leaves
+    /// as configured.
     pub fn favor_dynamic_changes(&self, mountpoint: &Path) -> Result<(), CgroupError> {
         if let CgroupHierarchy::V2 { .. } = self {
             return Ok(());
