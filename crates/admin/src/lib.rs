@@ -139,6 +139,13 @@ pub struct Page {
     pub limit: Option<u32>,
 }
 
+impl Page {
+    /// The page size asked for, within 1 to 200.
+    fn size(&self) -> u32 {
+        self.limit.unwrap_or(50).clamp(1, 200)
+    }
+}
+
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AuditEntry {
     pub id: i64,
@@ -451,7 +458,7 @@ async fn list_users(
         admin_service
             .ports
             .accounts
-            .list_accounts(page.after.map(UserId), page.limit.unwrap_or(50))
+            .list_accounts(page.after.map(UserId), page.size())
             .await?,
     ))
 }
@@ -511,7 +518,7 @@ async fn audit_log(
              WHERE id > $1 ORDER BY id LIMIT $2",
         )
         .bind(page.after.unwrap_or(0))
-        .bind(i64::from(page.limit.unwrap_or(50).clamp(1, 200)))
+        .bind(i64::from(page.size()))
         .fetch_all(db.pool())
         .await
         .map_err(DbError::from)?;
