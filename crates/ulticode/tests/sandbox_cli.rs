@@ -56,9 +56,13 @@ fn exit_status_tells_user_faults_from_infrastructure_failures() {
             "config_error",
         ),
         (
+            // The wall limit is far away: a loaded CI machine may starve the loop, and the
+            // CPU limit is what this case is about.
             &[
                 "--time-limit",
                 "200",
+                "--wall-time-limit",
+                "20000",
                 "--",
                 "/bin/sh",
                 "-c",
