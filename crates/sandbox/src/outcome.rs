@@ -22,7 +22,8 @@ pub enum Status {
     OutputLimit,
     /// The pids limit refused a fork or thread and the run did not succeed.
     ForkLimit,
-    /// seccomp killed the program (a forbidden syscall, or a foreign syscall ABI).
+    /// The program made a call its seccomp profile does not allow (or used a foreign syscall
+    /// ABI); reported by the run's init from the filter's listener, never inferred from a signal.
     DisallowedSyscall,
     /// The program could not be started (supervisor, clone or exec failure).
     LaunchFailure,
@@ -171,6 +172,8 @@ pub enum EnforcedKill {
 pub struct Evidence {
     /// `None` when the supervisor killed the tree before the main process's status was reported.
     pub termination: Option<Termination>,
+    /// The seccomp listener received a call the profile does not allow.
+    pub violation: bool,
     pub enforced: Option<EnforcedKill>,
     pub cpu_time_us: u64,
     pub cpu_limit_us: u64,
@@ -187,8 +190,8 @@ pub struct Evidence {
 /// Decides the status from the evidence. The order is the documented precedence: the first
 /// rule that matches explains the run.
 ///
-/// 1. `SIGSYS` → `disallowed_syscall` (seccomp is its only source: the filter refuses to let a
-///    program send `SIGSYS` itself).
+/// 1. a seccomp violation → `disallowed_syscall` (the listener's report is the only source; a
+///    `SIGSYS` death is an ordinary signal).
 /// 2. an OOM kill, unless the main process still exited 0 → `memory_limit`.
 /// 3. an output cap exceeded, or `SIGXFSZ` → `output_limit`.
 /// 4. a refused fork, unless the main process exited 0 → `fork_limit`.
@@ -204,7 +207,7 @@ pub fn classify(evidence: &Evidence) -> Status {
         Some(Termination::Signaled(sig)) => Some(sig),
         _ => None,
     };
-    if signal == Some(libc::SIGSYS) {
+    if evidence.violation {
         return Status::DisallowedSyscall;
     }
     if evidence.oom_kills > 0 && !succeeded {
@@ -245,6 +248,7 @@ mod tests {
     fn base() -> Evidence {
         Evidence {
             termination: Some(Termination::Exited(0)),
+            violation: false,
             enforced: None,
             cpu_time_us: 1_000,
             cpu_limit_us: 1_000_000,
@@ -277,15 +281,33 @@ mod tests {
                 Status::Signaled,
             ),
             (
-                "seccomp kill beats everything",
+                "a seccomp violation beats everything",
                 Evidence {
-                    termination: Some(Termination::Signaled(libc::SIGSYS)),
+                    termination: killed,
+                    violation: true,
                     oom_kills: 1,
                     fork_refusals: 4,
                     cpu_time_us: 9_000_000,
                     ..base()
                 },
                 Status::DisallowedSyscall,
+            ),
+            (
+                "a SIGSYS from anywhere else is only a signal",
+                Evidence {
+                    termination: Some(Termination::Signaled(libc::SIGSYS)),
+                    ..base()
+                },
+                Status::Signaled,
+            ),
+            (
+                "a SIGSYS does not hide a memory limit",
+                Evidence {
+                    termination: Some(Termination::Signaled(libc::SIGSYS)),
+                    oom_kills: 1,
+                    ..base()
+                },
+                Status::MemoryLimit,
             ),
             (
                 "oom kill",

@@ -1,11 +1,21 @@
 //! seccomp-bpf allow-lists, one per runtime family, compiled to classic BPF by hand.
 //!
 //! Every filter starts with an architecture check (a foreign ABI such as a 32-bit `int 0x80`
-//! or an x32 call is killed), then tests the syscall number against the profile's rules, and
-//! kills the process for anything not listed. A few calls get an errno instead of a kill:
-//! `clone3` and `io_uring_*` answer `ENOSYS` so runtimes fall back to `clone` and `epoll`;
-//! `clone` with namespace flags answers `EPERM`. Signal-sending calls may not send `SIGSYS`,
-//! so a `SIGSYS` death always means the filter itself killed the program.
+//! or an x32 call is a violation), then tests the syscall number against the profile's rules;
+//! anything not listed is a violation. A violation is not a signal: the filter answers
+//! `SECCOMP_RET_USER_NOTIF`, which parks the calling thread and hands the call to the run's
+//! init through a listener only init holds; init records it and kills the run. That report is
+//! the only evidence of `disallowed_syscall`, so a program cannot forge one (a `SIGSYS` from
+//! any other source is just a signal).
+//!
+//! A few calls get an errno instead: `clone3` and `io_uring_*` answer `ENOSYS` so runtimes fall
+//! back to `clone` and `epoll`; `clone` with namespace flags answers `EPERM`; sockets outside
+//! the profile's families answer `EACCES`. Paths to `SIGSYS` that the kernel offers besides
+//! seccomp (sending it, a child's exit signal, `F_SETSIG`, the parent-death signal, a filter or
+//! syscall user dispatch of the program's own) answer `EPERM`. File locks (`flock`, `fcntl`
+//! record locks) succeed without locking: the files a run can open are shared with other runs
+//! and the host (read-only binds), and a lock there would be a covert channel and a way to
+//! block others.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -73,11 +83,17 @@ impl Profile {
             .flatten()
             .map(|&nr| (nr as u32, Rule::Allow))
             .collect();
-        if matches!(self, Profile::Native | Profile::Python) {
+        let socket = if matches!(self, Profile::Native | Profile::Python) {
             // libc itself opens sockets (the nscd client behind getpwnam): refuse them
-            // politely so it falls back to files, rather than killing the program.
-            rules.insert(libc::SYS_socket as u32, Rule::Errno(libc::EACCES));
-        }
+            // politely so it falls back to files, rather than treating it as a violation.
+            Rule::Errno(libc::EACCES)
+        } else {
+            Rule::Guarded(SOCKET_FAMILIES)
+        };
+        rules.insert(libc::SYS_socket as u32, socket);
+        rules.insert(libc::SYS_flock as u32, Rule::Errno(0));
+        rules.insert(libc::SYS_fcntl as u32, Rule::Guarded(FCNTL_GUARDS));
+        rules.insert(libc::SYS_prctl as u32, Rule::Guarded(PRCTL_GUARDS));
         for nr in [
             libc::SYS_clone3,
             libc::SYS_io_uring_setup,
@@ -86,23 +102,9 @@ impl Profile {
         ] {
             rules.insert(nr as u32, Rule::Errno(libc::ENOSYS));
         }
-        rules.insert(
-            libc::SYS_clone as u32,
-            Rule::DenyIfArgHasBits {
-                arg: 0,
-                bits: NAMESPACE_CLONE_FLAGS,
-                errno: libc::EPERM,
-            },
-        );
-        for (nr, arg) in SIGNAL_SENDERS {
-            rules.insert(
-                *nr as u32,
-                Rule::DenyIfArgEquals {
-                    arg: *arg,
-                    value: libc::SIGSYS as u32,
-                    errno: libc::EPERM,
-                },
-            );
+        rules.insert(libc::SYS_clone as u32, Rule::Guarded(CLONE_GUARDS));
+        for (nr, guards) in SIGNAL_SENDERS {
+            rules.insert(*nr as u32, Rule::Guarded(guards));
         }
         rules
     }
@@ -140,28 +142,112 @@ impl std::fmt::Display for Profile {
 enum Rule {
     Allow,
     Errno(i32),
-    /// Allowed unless the low 32 bits of `arg` equal `value`.
-    DenyIfArgEquals {
-        arg: u8,
-        value: u32,
-        errno: i32,
-    },
-    /// Allowed unless the low 32 bits of `arg` share a bit with `bits`.
-    DenyIfArgHasBits {
-        arg: u8,
-        bits: u32,
-        errno: i32,
-    },
+    /// Allowed unless a guard refuses; guards are tried in order.
+    Guarded(&'static [Guard]),
 }
 
-/// Calls that send a signal, with the index of their signal argument.
-const SIGNAL_SENDERS: &[(libc::c_long, u8)] = &[
-    (libc::SYS_kill, 1),
-    (libc::SYS_tkill, 1),
-    (libc::SYS_tgkill, 2),
-    (libc::SYS_rt_sigqueueinfo, 1),
-    (libc::SYS_rt_tgsigqueueinfo, 2),
-    (libc::SYS_pidfd_send_signal, 1),
+/// A condition on a call's arguments (their low 32 bits, as the kernel reads an `int`) and the
+/// errno it answers when the condition holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Guard {
+    when: Cond,
+    errno: i32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cond {
+    /// `arg == value`
+    Equals(u8, u32),
+    /// `arg & bits != 0`
+    HasBits(u8, u32),
+    /// `arg & mask == value`
+    Masked(u8, u32, u32),
+    /// `arg` is none of the values.
+    NotIn(u8, &'static [u32]),
+    /// `arg_a == a && arg_b == b`
+    Both((u8, u32), (u8, u32)),
+}
+
+impl Cond {
+    /// What the compiled guard decides, for the unit tests' reference model.
+    #[cfg(test)]
+    fn holds(self, args: [u64; 6]) -> bool {
+        let arg = |i: u8| args[usize::from(i)] as u32;
+        match self {
+            Cond::Equals(i, v) => arg(i) == v,
+            Cond::HasBits(i, bits) => arg(i) & bits != 0,
+            Cond::Masked(i, mask, v) => arg(i) & mask == v,
+            Cond::NotIn(i, values) => !values.contains(&arg(i)),
+            Cond::Both((i, a), (j, b)) => arg(i) == a && arg(j) == b,
+        }
+    }
+}
+
+const fn refuse(when: Cond, errno: i32) -> Guard {
+    Guard { when, errno }
+}
+
+const SIGSYS: u32 = libc::SIGSYS as u32;
+
+/// Signal senders whose signal is argument 1 or 2: never `SIGSYS`.
+const NO_SIGSYS_ARG1: &[Guard] = &[refuse(Cond::Equals(1, SIGSYS), libc::EPERM)];
+const NO_SIGSYS_ARG2: &[Guard] = &[refuse(Cond::Equals(2, SIGSYS), libc::EPERM)];
+
+/// Threads and processes, but no namespaces and no `SIGSYS` as a child's exit signal.
+const CLONE_GUARDS: &[Guard] = &[
+    refuse(Cond::HasBits(0, NAMESPACE_CLONE_FLAGS), libc::EPERM),
+    refuse(Cond::Masked(0, libc::CSIGNAL as u32, SIGSYS), libc::EPERM),
+];
+
+/// `F_SETSIG` from `<linux/fcntl.h>` (the libc crate does not export it).
+const F_SETSIG: u32 = 10;
+
+/// `PR_SET_SYSCALL_USER_DISPATCH` from `<linux/prctl.h>`.
+const PR_SET_SYSCALL_USER_DISPATCH: u32 = 59;
+
+/// No filter of the program's own, no syscall user dispatch, no `SIGSYS` as the parent-death
+/// signal.
+const PRCTL_GUARDS: &[Guard] = &[
+    refuse(Cond::Equals(0, libc::PR_SET_SECCOMP as u32), libc::EPERM),
+    refuse(Cond::Equals(0, PR_SET_SYSCALL_USER_DISPATCH), libc::EPERM),
+    refuse(
+        Cond::Both((0, libc::PR_SET_PDEATHSIG as u32), (1, SIGSYS)),
+        libc::EPERM,
+    ),
+];
+
+/// No `SIGSYS` for I/O readiness; record locks succeed without locking (see the module doc).
+const FCNTL_GUARDS: &[Guard] = &[
+    refuse(Cond::Both((1, F_SETSIG), (2, SIGSYS)), libc::EPERM),
+    refuse(Cond::Equals(1, libc::F_SETLK as u32), 0),
+    refuse(Cond::Equals(1, libc::F_SETLKW as u32), 0),
+    refuse(Cond::Equals(1, libc::F_OFD_SETLK as u32), 0),
+    refuse(Cond::Equals(1, libc::F_OFD_SETLKW as u32), 0),
+];
+
+/// Socket families of the runtimes that need sockets: local ones, and the IP families, which
+/// are namespaced (the run's network namespace has only a downed loopback). Never `AF_VSOCK`
+/// (not namespaced: it reaches the hypervisor), `AF_NETLINK` (host uevents) or `AF_PACKET`.
+const SOCKET_FAMILIES: &[Guard] = &[refuse(
+    Cond::NotIn(
+        0,
+        &[
+            libc::AF_UNIX as u32,
+            libc::AF_INET as u32,
+            libc::AF_INET6 as u32,
+        ],
+    ),
+    libc::EACCES,
+)];
+
+/// Calls that send a signal, with the guard on their signal argument.
+const SIGNAL_SENDERS: &[(libc::c_long, &[Guard])] = &[
+    (libc::SYS_kill, NO_SIGSYS_ARG1),
+    (libc::SYS_tkill, NO_SIGSYS_ARG1),
+    (libc::SYS_tgkill, NO_SIGSYS_ARG2),
+    (libc::SYS_rt_sigqueueinfo, NO_SIGSYS_ARG1),
+    (libc::SYS_rt_tgsigqueueinfo, NO_SIGSYS_ARG2),
+    (libc::SYS_pidfd_send_signal, NO_SIGSYS_ARG1),
 ];
 
 /// What a C/C++ program, its libc, and the compilers (which fork `cc1`, `as`, `ld`) need.
@@ -188,7 +274,6 @@ const BASE: &[libc::c_long] = &[
     libc::SYS_dup,
     libc::SYS_dup2,
     libc::SYS_dup3,
-    libc::SYS_fcntl,
     libc::SYS_ioctl,
     libc::SYS_pipe,
     libc::SYS_pipe2,
@@ -203,7 +288,6 @@ const BASE: &[libc::c_long] = &[
     libc::SYS_sendfile,
     libc::SYS_copy_file_range,
     libc::SYS_fadvise64,
-    libc::SYS_flock,
     libc::SYS_fsync,
     libc::SYS_fdatasync,
     libc::SYS_ftruncate,
@@ -326,7 +410,6 @@ const BASE: &[libc::c_long] = &[
     libc::SYS_get_robust_list,
     libc::SYS_rseq,
     libc::SYS_arch_prctl,
-    libc::SYS_prctl,
     libc::SYS_setsid,
     libc::SYS_setpgid,
     libc::SYS_getpgid,
@@ -395,6 +478,7 @@ const JA: u16 = 0x05;
 const JEQ_K: u16 = 0x15;
 const JGE_K: u16 = 0x35;
 const JSET_K: u16 = 0x45;
+const AND_K: u16 = 0x54;
 const RET_K: u16 = 0x06;
 
 // Offsets into `struct seccomp_data`.
@@ -402,7 +486,8 @@ const NR_OFFSET: u32 = 0;
 const ARCH_OFFSET: u32 = 4;
 const ARGS_OFFSET: u32 = 16;
 
-const KILL: u32 = libc::SECCOMP_RET_KILL_PROCESS;
+/// A call the profile does not allow: handed to init's listener (see the module doc).
+const VIOLATION: u32 = libc::SECCOMP_RET_USER_NOTIF;
 const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
 
 fn errno(code: i32) -> u32 {
@@ -439,10 +524,10 @@ fn compile(rules: &BTreeMap<u32, Rule>) -> Vec<libc::sock_filter> {
     let mut prog = vec![
         stmt(LD_W_ABS, ARCH_OFFSET),
         jump(JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
-        stmt(RET_K, KILL),
+        stmt(RET_K, VIOLATION),
         stmt(LD_W_ABS, NR_OFFSET),
         jump(JGE_K, X32_SYSCALL_BIT, 0, 1),
-        stmt(RET_K, KILL),
+        stmt(RET_K, VIOLATION),
     ];
     prog.extend(search(&segments(rules)));
     prog
@@ -451,7 +536,7 @@ fn compile(rules: &BTreeMap<u32, Rule>) -> Vec<libc::sock_filter> {
 /// What happens to the syscall numbers of one range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Leaf {
-    Kill,
+    Violation,
     Rule(Rule),
 }
 
@@ -460,7 +545,7 @@ enum Leaf {
 fn segments(rules: &BTreeMap<u32, Rule>) -> Vec<(u32, Leaf)> {
     let mut segments: Vec<(u32, Leaf)> = Vec::new();
     let mut push = |start: u32, leaf: Leaf| {
-        let mergeable = matches!(leaf, Leaf::Kill | Leaf::Rule(Rule::Allow | Rule::Errno(_)));
+        let mergeable = matches!(leaf, Leaf::Violation | Leaf::Rule(Rule::Allow | Rule::Errno(_)));
         if !(mergeable && segments.last().is_some_and(|(_, last)| *last == leaf)) {
             segments.push((start, leaf));
         }
@@ -468,19 +553,19 @@ fn segments(rules: &BTreeMap<u32, Rule>) -> Vec<(u32, Leaf)> {
     let mut next = 0u32;
     for (&nr, &rule) in rules {
         if nr > next {
-            push(next, Leaf::Kill);
+            push(next, Leaf::Violation);
         }
         push(nr, Leaf::Rule(rule));
         next = nr + 1;
     }
-    push(next, Leaf::Kill);
+    push(next, Leaf::Violation);
     segments
 }
 
 fn search(segments: &[(u32, Leaf)]) -> Vec<libc::sock_filter> {
     if let [(_, leaf)] = segments {
         return match leaf {
-            Leaf::Kill => vec![stmt(RET_K, KILL)],
+            Leaf::Violation => vec![stmt(RET_K, VIOLATION)],
             Leaf::Rule(rule) => rule_block(*rule),
         };
     }
@@ -500,32 +585,52 @@ fn rule_block(rule: Rule) -> Vec<libc::sock_filter> {
     match rule {
         Rule::Allow => vec![stmt(RET_K, ALLOW)],
         Rule::Errno(code) => vec![stmt(RET_K, errno(code))],
-        Rule::DenyIfArgEquals {
-            arg,
-            value,
-            errno: code,
-        } => vec![
-            stmt(LD_W_ABS, arg_offset(arg)),
+        Rule::Guarded(guards) => {
+            let mut block: Vec<libc::sock_filter> = guards.iter().flat_map(guard_block).collect();
+            block.push(stmt(RET_K, ALLOW));
+            block
+        }
+    }
+}
+
+/// Tests one guard: answers its errno when the condition holds, falls through otherwise.
+fn guard_block(guard: &Guard) -> Vec<libc::sock_filter> {
+    let refuse = stmt(RET_K, errno(guard.errno));
+    let load = |arg: u8| stmt(LD_W_ABS, arg_offset(arg));
+    match guard.when {
+        Cond::Equals(arg, value) => vec![load(arg), jump(JEQ_K, value, 0, 1), refuse],
+        Cond::HasBits(arg, bits) => vec![load(arg), jump(JSET_K, bits, 0, 1), refuse],
+        Cond::Masked(arg, mask, value) => vec![
+            load(arg),
+            stmt(AND_K, mask),
             jump(JEQ_K, value, 0, 1),
-            stmt(RET_K, errno(code)),
-            stmt(RET_K, ALLOW),
+            refuse,
         ],
-        Rule::DenyIfArgHasBits {
-            arg,
-            bits,
-            errno: code,
-        } => vec![
-            stmt(LD_W_ABS, arg_offset(arg)),
-            jump(JSET_K, bits, 0, 1),
-            stmt(RET_K, errno(code)),
-            stmt(RET_K, ALLOW),
+        Cond::NotIn(arg, values) => {
+            let mut block = vec![load(arg)];
+            let count = values.len();
+            for (i, &value) in values.iter().enumerate() {
+                // A match skips the remaining comparisons and the refusal.
+                let skip = u8::try_from(count - i).expect("short lists");
+                block.push(jump(JEQ_K, value, skip, 0));
+            }
+            block.push(refuse);
+            block
+        }
+        Cond::Both((a, x), (b, y)) => vec![
+            load(a),
+            jump(JEQ_K, x, 0, 3),
+            load(b),
+            jump(JEQ_K, y, 0, 1),
+            refuse,
         ],
     }
 }
 
-/// Installs `profile`'s filter on the calling thread. Requires `no_new_privs` already set.
-/// Runs between fork and exec: it must not allocate.
-pub(crate) fn install(program: &[libc::sock_filter]) -> std::io::Result<()> {
+/// Installs `profile`'s filter on the calling thread and returns the listener for its
+/// violations (close-on-exec). Requires `no_new_privs` already set. Runs between fork and exec:
+/// it must not allocate.
+pub(crate) fn install(program: &[libc::sock_filter]) -> std::io::Result<std::os::fd::RawFd> {
     let fprog = libc::sock_fprog {
         len: u16::try_from(program.len())
             .map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?,
@@ -536,14 +641,50 @@ pub(crate) fn install(program: &[libc::sock_filter]) -> std::io::Result<()> {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
-            0,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
             &fprog as *const libc::sock_fprog,
         )
     };
-    if rc == 0 {
-        Ok(())
+    if rc >= 0 {
+        Ok(rc as std::os::fd::RawFd)
     } else {
         Err(std::io::Error::last_os_error())
+    }
+}
+
+/// A call the filter handed to the listener: the evidence of `disallowed_syscall`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Violation {
+    pub nr: i32,
+    pub arch: u32,
+}
+
+impl Violation {
+    /// Receives one pending violation from a listener that reported readiness.
+    pub(crate) fn receive(listener: std::os::fd::RawFd) -> std::io::Result<Violation> {
+        // SAFETY: an all-zero seccomp_notif is valid (and the kernel requires it zeroed).
+        let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        // SAFETY: the ioctl writes one seccomp_notif into `notif`.
+        let rc = unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Violation {
+            nr: notif.data.nr,
+            arch: notif.data.arch,
+        })
+    }
+
+    /// How the outcome names the call.
+    pub fn describe(&self) -> String {
+        if self.arch == AUDIT_ARCH_X86_64 && (self.nr as u32) < X32_SYSCALL_BIT {
+            format!("the program made system call {} (x86_64), which its profile does not allow", self.nr)
+        } else {
+            format!(
+                "the program made system call {:#x} through a foreign ABI (arch {:#x})",
+                self.nr, self.arch
+            )
+        }
     }
 }
 
@@ -578,6 +719,10 @@ mod tests {
                     pc += ins.k as usize;
                     continue;
                 }
+                AND_K => {
+                    acc &= ins.k;
+                    continue;
+                }
                 JEQ_K => acc == ins.k,
                 JGE_K => acc >= ins.k,
                 JSET_K => acc & ins.k != 0,
@@ -591,25 +736,53 @@ mod tests {
         evaluate(&profile.compile(), AUDIT_ARCH_X86_64, nr as u32, args)
     }
 
+    /// The reference model: what a rule means, without BPF.
+    fn decide(rule: Option<&Rule>, args: [u64; 6]) -> u32 {
+        match rule {
+            None => VIOLATION,
+            Some(Rule::Allow) => ALLOW,
+            Some(Rule::Errno(code)) => errno(*code),
+            Some(Rule::Guarded(guards)) => guards
+                .iter()
+                .find(|g| g.when.holds(args))
+                .map_or(ALLOW, |g| errno(g.errno)),
+        }
+    }
+
     #[test]
-    fn every_profile_allows_its_list_and_kills_the_rest() {
+    fn every_profile_compiles_to_exactly_its_rules() {
+        // Argument vectors that exercise every guard: zeros, each guard's own values.
+        let mut probes: Vec<[u64; 6]> = vec![[0; 6], [u64::MAX; 6]];
+        for value in [1u64, 2, 10, 16, 40, 22, 59, 31, 5, 6, 7, 37, 38] {
+            for arg in 0..3 {
+                let mut args = [0; 6];
+                args[arg] = value;
+                probes.push(args);
+                args[(arg + 1) % 3] = 31;
+                probes.push(args);
+            }
+        }
+        probes.push([libc::SIGSYS as u64 | libc::CLONE_VM as u64, 0, 0, 0, 0, 0]);
+        probes.push([libc::PR_SET_PDEATHSIG as u64, 31, 0, 0, 0, 0]);
+        probes.push([3, F_SETSIG as u64, 31, 0, 0, 0]);
         for profile in Profile::ALL {
             let rules = profile.rules();
             let prog = profile.compile();
             for nr in 0..512u32 {
-                let got = evaluate(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]);
-                let expected = match rules.get(&nr) {
-                    None => KILL,
-                    Some(Rule::Errno(code)) => errno(*code),
-                    Some(_) => ALLOW,
-                };
-                assert_eq!(got, expected, "{profile} syscall {nr}");
+                for args in &probes {
+                    let got = evaluate(&prog, AUDIT_ARCH_X86_64, nr, *args);
+                    assert_eq!(
+                        got,
+                        decide(rules.get(&nr), *args),
+                        "{profile} syscall {nr} {args:?}"
+                    );
+                }
             }
         }
     }
 
     #[test]
-    fn dangerous_calls_are_killed_in_every_profile() {
+    fn dangerous_calls_are_violations_in_every_profile() {
         let dangerous = [
             libc::SYS_mount,
             libc::SYS_umount2,
@@ -637,11 +810,11 @@ mod tests {
         ];
         for profile in Profile::ALL {
             for nr in dangerous {
-                assert_eq!(call(profile, nr, [0; 6]), KILL, "{profile} syscall {nr}");
+                assert_eq!(call(profile, nr, [0; 6]), VIOLATION, "{profile} syscall {nr}");
             }
         }
-        assert_eq!(call(Profile::Native, libc::SYS_connect, [0; 6]), KILL);
-        assert_eq!(call(Profile::Python, libc::SYS_connect, [0; 6]), KILL);
+        assert_eq!(call(Profile::Native, libc::SYS_connect, [0; 6]), VIOLATION);
+        assert_eq!(call(Profile::Python, libc::SYS_connect, [0; 6]), VIOLATION);
     }
 
     #[test]
@@ -682,19 +855,11 @@ mod tests {
             (4, Rule::Allow),
             (
                 5,
-                Rule::DenyIfArgEquals {
-                    arg: 1,
-                    value: 31,
-                    errno: libc::EPERM,
-                },
+                Rule::Guarded(NO_SIGSYS_ARG1),
             ),
             (
                 6,
-                Rule::DenyIfArgEquals {
-                    arg: 1,
-                    value: 31,
-                    errno: libc::EPERM,
-                },
+                Rule::Guarded(NO_SIGSYS_ARG1),
             ),
         ]
         .into_iter()
@@ -704,25 +869,25 @@ mod tests {
             vec![
                 (0, Leaf::Rule(Rule::Allow)),
                 (2, Leaf::Rule(Rule::Errno(libc::ENOSYS))),
-                (3, Leaf::Kill),
+                (3, Leaf::Violation),
                 (4, Leaf::Rule(Rule::Allow)),
                 (5, Leaf::Rule(rules[&5])),
                 (6, Leaf::Rule(rules[&6])),
-                (7, Leaf::Kill),
+                (7, Leaf::Violation),
             ]
         );
     }
 
     #[test]
-    fn foreign_abis_are_killed() {
+    fn foreign_abis_are_violations() {
         const AUDIT_ARCH_I386: u32 = 0x4000_0003;
         for profile in Profile::ALL {
             let prog = profile.compile();
             // write(2) by number on i386 is 4, which is `stat` on x86_64: the arch check decides.
-            assert_eq!(evaluate(&prog, AUDIT_ARCH_I386, 4, [0; 6]), KILL);
+            assert_eq!(evaluate(&prog, AUDIT_ARCH_I386, 4, [0; 6]), VIOLATION);
             assert_eq!(
                 evaluate(&prog, AUDIT_ARCH_X86_64, X32_SYSCALL_BIT + 1, [0; 6]),
-                KILL
+                VIOLATION
             );
         }
     }
@@ -810,6 +975,81 @@ mod tests {
                 call(profile, libc::SYS_kill, [1, (1 << 32) | sigsys, 0, 0, 0, 0]),
                 errno(libc::EPERM)
             );
+        }
+    }
+
+    #[test]
+    fn sigsys_has_no_other_way_in() {
+        let sigsys = libc::SIGSYS as u64;
+        for profile in Profile::ALL {
+            // A child whose exit signal is SIGSYS.
+            let fork_like = libc::CLONE_CHILD_SETTID as u64;
+            assert_eq!(
+                call(profile, libc::SYS_clone, [fork_like | sigsys, 0, 0, 0, 0, 0]),
+                errno(libc::EPERM)
+            );
+            assert_eq!(
+                call(profile, libc::SYS_clone, [fork_like | libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+                ALLOW
+            );
+            // I/O readiness signalled as SIGSYS.
+            assert_eq!(
+                call(profile, libc::SYS_fcntl, [3, F_SETSIG as u64, sigsys, 0, 0, 0]),
+                errno(libc::EPERM)
+            );
+            assert_eq!(
+                call(profile, libc::SYS_fcntl, [3, F_SETSIG as u64, 10, 0, 0, 0]),
+                ALLOW
+            );
+            // The program's own filter, syscall user dispatch, SIGSYS on the parent's death.
+            for args in [
+                [libc::PR_SET_SECCOMP as u64, 2, 0, 0, 0, 0],
+                [PR_SET_SYSCALL_USER_DISPATCH as u64, 1, 0, 0, 0, 0],
+                [libc::PR_SET_PDEATHSIG as u64, sigsys, 0, 0, 0, 0],
+            ] {
+                assert_eq!(call(profile, libc::SYS_prctl, args), errno(libc::EPERM));
+            }
+            assert_eq!(
+                call(profile, libc::SYS_prctl, [libc::PR_SET_PDEATHSIG as u64, 9, 0, 0, 0, 0]),
+                ALLOW
+            );
+            assert_eq!(call(profile, libc::SYS_seccomp, [1, 0, 0, 0, 0, 0]), VIOLATION);
+        }
+    }
+
+    #[test]
+    fn locks_succeed_without_locking() {
+        for profile in Profile::ALL {
+            assert_eq!(call(profile, libc::SYS_flock, [3, 2, 0, 0, 0, 0]), errno(0));
+            for cmd in [libc::F_SETLK, libc::F_SETLKW, libc::F_OFD_SETLK, libc::F_OFD_SETLKW] {
+                assert_eq!(
+                    call(profile, libc::SYS_fcntl, [3, cmd as u64, 0, 0, 0, 0]),
+                    errno(0)
+                );
+            }
+            // Everything else about descriptors still works.
+            for cmd in [libc::F_GETFL, libc::F_SETFL, libc::F_DUPFD_CLOEXEC, libc::F_GETLK] {
+                assert_eq!(call(profile, libc::SYS_fcntl, [3, cmd as u64, 0, 0, 0, 0]), ALLOW);
+            }
+        }
+    }
+
+    #[test]
+    fn socket_runtimes_get_local_and_namespaced_families_only() {
+        for profile in [Profile::Jvm, Profile::Node] {
+            for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
+                assert_eq!(
+                    call(profile, libc::SYS_socket, [family as u64, 1, 0, 0, 0, 0]),
+                    ALLOW
+                );
+            }
+            for family in [libc::AF_VSOCK, libc::AF_NETLINK, libc::AF_PACKET, libc::AF_BLUETOOTH] {
+                assert_eq!(
+                    call(profile, libc::SYS_socket, [family as u64, 1, 0, 0, 0, 0]),
+                    errno(libc::EACCES),
+                    "{profile} family {family}"
+                );
+            }
         }
     }
 

@@ -13,6 +13,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::rootfs::MountOp;
 use crate::sys;
@@ -36,6 +37,41 @@ pub struct ChildPlan<'a> {
     pub candidates: Vec<CString>,
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
+    /// Where the program leaves its seccomp listener's descriptor number for init (the two
+    /// share memory and, until the exec, the descriptor table).
+    pub listener: AtomicI32,
+}
+
+/// What init reports on the status pipe once the whole tree is gone: the program's wait status
+/// and the first call its filter handed to init's listener, if any.
+pub struct Report {
+    pub wait_status: i32,
+    pub violation: Option<crate::seccomp::Violation>,
+}
+
+impl Report {
+    pub const LEN: usize = 12;
+
+    fn encode(&self) -> [u8; Self::LEN] {
+        let (nr, arch) = self.violation.map_or((-1, 0), |v| (v.nr, v.arch));
+        let mut bytes = [0u8; Self::LEN];
+        bytes[..4].copy_from_slice(&self.wait_status.to_le_bytes());
+        bytes[4..8].copy_from_slice(&nr.to_le_bytes());
+        bytes[8..].copy_from_slice(&arch.to_le_bytes());
+        bytes
+    }
+
+    pub fn decode(bytes: &[u8; Self::LEN]) -> Self {
+        let word = |at: usize| [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
+        let nr = i32::from_le_bytes(word(4));
+        Report {
+            wait_status: i32::from_le_bytes(word(0)),
+            violation: (nr >= 0).then(|| crate::seccomp::Violation {
+                nr,
+                arch: u32::from_le_bytes(word(8)),
+            }),
+        }
+    }
 }
 
 /// Which kind of failure a setup error is, as reported on the error pipe.
@@ -93,6 +129,12 @@ pub fn init_main(plan: &ChildPlan<'_>) -> ! {
 }
 
 fn run_init(plan: &ChildPlan<'_>) -> ! {
+    // A session and process group of its own: `kill(0, ...)` or `kill(-pgid, ...)` from the
+    // program reaches only this run, never the supervisor, the server or other runs.
+    // SAFETY: setsid has no arguments; init is not a group leader (it was just cloned).
+    if let Err(err) = check(unsafe { libc::setsid() }) {
+        fail(plan, SetupFailure::Config, "start the run's session", err);
+    }
     // If the supervisor dies, so does this namespace (and with it the program).
     // SAFETY: prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
@@ -118,6 +160,12 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
     {
         fail(plan, SetupFailure::Config, "sethostname", err);
     }
+    // Children are noticed through a signalfd, so init can wait for them and for the seccomp
+    // listener at once. The program resets its mask before the exec.
+    let children = match child_signals() {
+        Ok(fd) => fd,
+        Err(err) => fail(plan, SetupFailure::Config, "watch for child exits", err),
+    };
 
     let program = spawn_program(plan);
     if program < 0 {
@@ -128,40 +176,110 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
             io::Error::last_os_error(),
         );
     }
+    let listener = plan.listener.load(Ordering::Acquire);
 
-    // Keep only the status pipe. Every other descriptor (the program's stdio, the supervisor's
-    // ends of the pipes) must not be held open by init: the program's stdin has to reach EOF
-    // when the supervisor closes it, and the output pipes when the program's tree is gone.
-    let keep = plan.status_pipe as libc::c_uint;
-    // SAFETY: closing descriptor ranges; nothing in this process uses them any more.
-    unsafe {
-        if keep > 0 {
-            libc::syscall(libc::SYS_close_range, 0u32, keep - 1, 0u32);
-        }
-        libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0u32);
-    }
+    // Keep only the status pipe, the signalfd and the listener. Every other descriptor (the
+    // program's stdio, the supervisor's ends of the pipes) must not be held open by init: the
+    // program's stdin has to reach EOF when the supervisor closes it, and the output pipes
+    // when the program's tree is gone.
+    close_all_except(&[plan.status_pipe, children, listener]);
 
     // When the program exits, everything it left behind is killed and reaped before its status
     // is reported: a report means the whole tree is gone, so the supervisor can read the
-    // accounting while this process and its namespaces are still being torn down.
+    // accounting while this process and its namespaces are still being torn down. A call
+    // handed to the listener is a violation: it is recorded and the whole run is killed (the
+    // calling thread stays parked until then).
+    let mut report = Report {
+        wait_status: 0,
+        violation: None,
+    };
     let mut program_status = None;
+    let mut listening = listener >= 0;
     loop {
-        let mut status = 0;
-        // SAFETY: `status` is a valid out-pointer.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL) };
-        if pid == program {
-            program_status = Some(status);
-            // SAFETY: from pid 1, kill(-1) signals every other process of the namespace.
-            unsafe { libc::kill(-1, libc::SIGKILL) };
-        }
-        if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
-            if let Some(status) = program_status {
-                let _ = sys::write_all(plan.status_pipe, &status.to_le_bytes());
+        loop {
+            let mut status = 0;
+            // SAFETY: `status` is a valid out-pointer.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::WNOHANG) };
+            if pid == program {
+                program_status = Some(status);
+                // SAFETY: from pid 1, kill(-1) signals every other process of the namespace.
+                unsafe { libc::kill(-1, libc::SIGKILL) };
+            } else if pid == 0 {
+                break;
+            } else if pid < 0 {
+                if io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+                    if let Some(status) = program_status {
+                        report.wait_status = status;
+                        let _ = sys::write_all(plan.status_pipe, &report.encode());
+                    }
+                    // SAFETY: terminating the process is always sound.
+                    unsafe { libc::_exit(0) };
+                }
+                break;
             }
-            // SAFETY: terminating the process is always sound.
-            unsafe { libc::_exit(0) };
+        }
+        let mut fds = [
+            libc::pollfd {
+                fd: children,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: if listening { listener } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: `fds` is a valid array of two pollfd.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+            continue;
+        }
+        if fds[0].revents != 0 {
+            let mut info = [0u8; 128];
+            while matches!(sys::read(children, &mut info), Ok(Some(n)) if n > 0) {}
+        }
+        if fds[1].revents & libc::POLLIN != 0 {
+            if let Ok(violation) = crate::seccomp::Violation::receive(listener) {
+                report.violation.get_or_insert(violation);
+                // SAFETY: as above.
+                unsafe { libc::kill(-1, libc::SIGKILL) };
+            }
+        } else if fds[1].revents != 0 {
+            // Every filtered process is gone: nothing more can arrive.
+            listening = false;
         }
     }
+}
+
+/// Blocks `SIGCHLD` and returns a non-blocking signalfd that reports it.
+fn child_signals() -> io::Result<RawFd> {
+    // SAFETY: an initialised signal set and valid out-pointers.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        check(libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()))?;
+        sys::check(libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC))
+    }
+}
+
+/// Closes every descriptor but `keep` (negative entries are ignored).
+fn close_all_except(keep: &[RawFd]) {
+    let mut keep: Vec<u32> = keep
+        .iter()
+        .filter_map(|&fd| u32::try_from(fd).ok())
+        .collect();
+    keep.sort_unstable();
+    let mut from = 0u32;
+    for fd in keep {
+        if fd > from {
+            // SAFETY: closing a descriptor range; nothing in this process uses them any more.
+            unsafe { libc::syscall(libc::SYS_close_range, from, fd - 1, 0u32) };
+        }
+        from = fd + 1;
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32) };
 }
 
 /// Stack of the program process until it execs.
@@ -170,7 +288,8 @@ const PROGRAM_STACK_BYTES: usize = 256 * 1024;
 /// Starts the program process the way `posix_spawn` does: sharing init's memory on a stack of
 /// its own, with init suspended until the exec. Copying init's address space (a copy of the
 /// supervisor's) and tearing the copy down again at exec cost more than the rest of a run's
-/// setup together.
+/// setup together. The descriptor table is shared too until the exec (which gives the program
+/// a private copy), so the seccomp listener the program creates last stays with init.
 fn spawn_program(plan: &ChildPlan<'_>) -> libc::pid_t {
     extern "C" fn entry(plan: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `plan` is the pointer passed below; init is suspended while this runs.
@@ -210,7 +329,7 @@ fn spawn_program(plan: &ChildPlan<'_>) -> libc::pid_t {
         libc::clone(
             entry,
             top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD,
             plan as *const ChildPlan<'_> as *mut libc::c_void,
         )
     }
@@ -291,8 +410,9 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
             err,
         );
     }
-    if let Err(err) = crate::seccomp::install(plan.seccomp) {
-        fail(plan, SetupFailure::Config, "load the seccomp profile", err);
+    match crate::seccomp::install(plan.seccomp) {
+        Ok(listener) => plan.listener.store(listener, Ordering::Release),
+        Err(err) => fail(plan, SetupFailure::Config, "load the seccomp profile", err),
     }
     exec(plan)
 }

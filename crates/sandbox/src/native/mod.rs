@@ -22,6 +22,7 @@ use std::ffi::OsString;
 use std::io::{self, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
@@ -71,8 +72,12 @@ struct Supervisor {
 impl Supervisor {
     fn spawn(command: &SupervisorCommand) -> io::Result<Self> {
         let (socket, theirs) = UnixStream::pair()?;
+        // A process group of its own: a signal to the caller's group (a terminal's ^C, a
+        // `kill(0, ...)` anywhere in the caller) never reaches a supervisor mid-run, and the
+        // runs themselves get sessions of their own (see `child`).
         let process = Command::new(&command.program)
             .args(&command.args)
+            .process_group(0)
             .env_clear()
             .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
             .stdout(Stdio::null())

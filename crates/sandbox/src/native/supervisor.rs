@@ -236,6 +236,7 @@ impl Supervisor {
                 .map(|a| CString::new(a.as_str()).expect("validated"))
                 .collect(),
             envp: environment(spec),
+            listener: std::sync::atomic::AtomicI32::new(-1),
         };
 
         let started = Instant::now();
@@ -272,7 +273,7 @@ impl Supervisor {
             &parent.status_read,
         );
         let wall = started.elapsed();
-        if pumped.status_word.is_some() {
+        if pumped.report.is_some() {
             // The tree is gone; init's own exit finishes in the background.
             self.exited_inits.push(pid);
         } else {
@@ -290,7 +291,11 @@ impl Supervisor {
             };
             return RunOutcome::infrastructure(status, message);
         }
-        let termination = pumped.status_word.map(decode_wait_status);
+        let termination = pumped
+            .report
+            .as_ref()
+            .map(|r| decode_wait_status(r.wait_status));
+        let violation = pumped.report.as_ref().and_then(|r| r.violation);
         if termination.is_none() && pumped.enforced.is_none() {
             let reason = if pumped.client_gone {
                 "the client hung up during the run"
@@ -305,6 +310,7 @@ impl Supervisor {
         };
         let evidence = Evidence {
             termination,
+            violation: violation.is_some(),
             enforced: pumped.enforced,
             cpu_time_us: stats.cpu_time_us,
             cpu_limit_us: spec.limits.cpu_time_ms * 1_000,
@@ -331,8 +337,11 @@ impl Supervisor {
             stderr: pumped.stderr,
             output_truncated: pumped.output_exceeded,
             cancelled: pumped.enforced == Some(EnforcedKill::Cancelled),
-            message: (pumped.enforced == Some(EnforcedKill::Cancelled))
-                .then(|| "cancelled by the caller".to_string()),
+            message: match (violation, pumped.enforced) {
+                (Some(violation), _) => Some(violation.describe()),
+                (None, Some(EnforcedKill::Cancelled)) => Some("cancelled by the caller".into()),
+                _ => None,
+            },
         }
     }
 }
@@ -549,8 +558,8 @@ fn open_read(path: &Path) -> io::Result<OwnedFd> {
 
 /// What the poll loop observed.
 struct Pumped {
-    /// The program's wait status, reported by init once the whole tree was gone.
-    status_word: Option<i32>,
+    /// Init's report, made once the whole tree was gone.
+    report: Option<child::Report>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
     output_exceeded: bool,
@@ -615,7 +624,7 @@ impl<'a> Pump<'a> {
         let mut err = Stream::new(stderr);
         let mut stdin_written = 0usize;
         let mut client_gone = false;
-        let mut status_word = None;
+        let mut report = None;
         let mut next_cpu_check = Instant::now() + Duration::from_millis(1);
         let mut buf = vec![0u8; 64 * 1024];
 
@@ -696,9 +705,9 @@ impl<'a> Pump<'a> {
                 }
             }
             if fds[0].revents != 0 {
-                let mut word = [0u8; 4];
-                if let Ok(Some(4)) = sys::read(status.as_raw_fd(), &mut word) {
-                    status_word = Some(i32::from_le_bytes(word));
+                let mut bytes = [0u8; child::Report::LEN];
+                if let Ok(Some(child::Report::LEN)) = sys::read(status.as_raw_fd(), &mut bytes) {
+                    report = Some(child::Report::decode(&bytes));
                 }
                 break;
             }
@@ -708,7 +717,7 @@ impl<'a> Pump<'a> {
         err.drain(&mut buf, self.cap);
         let output_exceeded = out.exceeded || err.exceeded;
         Pumped {
-            status_word,
+            report,
             stdout: out.data,
             stderr: err.data,
             output_exceeded,
