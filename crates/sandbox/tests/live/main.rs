@@ -3,6 +3,8 @@
 //! - `attacks`: hostile programs in C, C++, Python and JavaScript, each compiled (inside the
 //!   sandbox) and run, each asserting the exact outcome category and that the host was not
 //!   affected; plus the measurement-accuracy cases.
+//! - `isolation`: attacks on concurrent runs, the supervisors and the host's shared files, and
+//!   attempts to forge the sandbox's evidence.
 //! - `connected`: runs wired to each other through passed descriptors, and cancellation.
 //!
 //! The test binary is its own sandbox supervisor (it dispatches on the supervisor argument
@@ -10,6 +12,7 @@
 
 mod attacks;
 mod connected;
+mod isolation;
 
 use std::any::Any;
 use std::os::unix::fs::PermissionsExt;
@@ -29,6 +32,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = attacks::all()
         .into_iter()
+        .chain(isolation::all())
         .map(|case| Trial::test(case.name, move || case.run()))
         .collect();
     trials.extend(connected::all());
