@@ -15,6 +15,10 @@ use crate::outcome::{RunOutcome, Status};
 use crate::spec::{PassedFds, RunSpec, SpecError, Stdin, JOB_MOUNT};
 use crate::{Canceller, Finished, Run, Sandbox};
 
+/// The seed's identity: every container runs as 1000:1000. Containers of one uid share that
+/// uid's kernel limits; the native sandbox gives each run slot its own uid instead.
+const DOCKER_IDENTITY: &str = "1000:1000";
+
 /// Runs jobs with `docker run`.
 #[derive(Debug)]
 pub struct DockerSandbox {
@@ -85,7 +89,7 @@ impl DockerSandbox {
         .map(|s| s.to_string())
         .collect();
         args.push("--user".into());
-        args.push(format!("{}:{}", spec.uid, spec.gid));
+        args.push(DOCKER_IDENTITY.into());
         args.push("--security-opt".into());
         args.push("no-new-privileges".into());
         args.push("--security-opt".into());

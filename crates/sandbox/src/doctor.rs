@@ -82,9 +82,16 @@ pub fn diagnose(sandbox: &dyn Sandbox) -> DoctorReport {
     checks.push(check(
         "identity",
         probe(sandbox, RunSpec::new("/usr/bin/id").args(["-u"]), |o| {
-            let uid = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            (o.status == Status::Ok && uid == "1000")
-                .then(|| "programs run as uid 1000".to_string())
+            let uid = String::from_utf8_lossy(&o.stdout).trim().parse::<u32>().ok();
+            let range = crate::IdentityRange::from_env().ok()?;
+            let uid = uid.filter(|u| (range.first()..range.first() + range.len()).contains(u))?;
+            (o.status == Status::Ok).then(|| {
+                format!(
+                    "programs run as uid {uid}, one of the run slot range {}-{}",
+                    range.first(),
+                    range.first() + range.len() - 1
+                )
+            })
         }),
     ));
     checks.push(check(
@@ -159,25 +166,34 @@ fn namespaces() -> Result<String, String> {
 fn cgroups() -> Result<String, String> {
     let hierarchy = CgroupHierarchy::detect().map_err(|e| e.to_string())?;
     hierarchy.prepare().map_err(|e| e.to_string())?;
+    let cpus = hierarchy.cpus();
+    let pinning = if cpus.is_empty() {
+        "no cpuset controller: runs share CPUs by cgroup weight only".to_string()
+    } else {
+        format!("run slots pinned to CPUs {cpus:?} in turn")
+    };
     Ok(match &hierarchy {
         CgroupHierarchy::V1 {
             memory,
             pids,
             cpuacct,
+            cpu,
+            ..
         } => format!(
-            "cgroup v1: memory {}, pids {}, cpuacct {}",
+            "cgroup v1: memory {}, pids {}, cpuacct {}, cpu {}; {pinning}",
             memory.display(),
             pids.display(),
-            cpuacct.display()
+            cpuacct.display(),
+            cpu.as_deref().map_or("(with cpuacct)".into(), |p| p.display().to_string()),
         ),
-        CgroupHierarchy::V2 { base } => format!("cgroup v2: {}", base.display()),
+        CgroupHierarchy::V2 { base } => format!("cgroup v2: {}; {pinning}", base.display()),
     })
 }
 
 fn seccomp() -> Result<String, String> {
     let actions = std::fs::read_to_string("/proc/sys/kernel/seccomp/actions_avail")
         .map_err(|e| format!("seccomp unavailable: {e}"))?;
-    for needed in ["kill_process", "errno"] {
+    for needed in ["kill_process", "errno", "user_notif"] {
         if !actions.split_whitespace().any(|a| a == needed) {
             return Err(format!(
                 "seccomp lacks the {needed} action (has: {})",

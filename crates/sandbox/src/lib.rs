@@ -14,15 +14,19 @@
 mod cgroup;
 pub mod docker;
 pub mod doctor;
+mod identity;
+mod mountapi;
 mod native;
 mod outcome;
 mod protocol;
 mod rootfs;
+mod scratch;
 mod seccomp;
 mod spec;
 mod sys;
 
 pub use docker::DockerSandbox;
+pub use identity::{IdentityError, IdentityRange, RANGE_VARIABLE};
 pub use native::{supervisor_main, NativeSandbox, SupervisorCommand, SUPERVISOR_ARG};
 pub use outcome::{Fault, RunOutcome, Status};
 pub use seccomp::Profile;

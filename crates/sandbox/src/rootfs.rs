@@ -56,11 +56,18 @@ pub enum MountOp {
         path: CString,
         contents: Vec<u8>,
     },
+    /// A read-only (or, for devices, writable) bind of a host path, resolved without
+    /// following symlinks; its attributes apply to every submount too.
     Bind {
         source: CString,
         target: CString,
         writable: bool,
         extra_flags: libc::c_ulong,
+    },
+    /// Attaches a detached mount the supervisor made (a writable directory's tmpfs).
+    Attach {
+        mount: std::os::fd::RawFd,
+        target: CString,
     },
     Proc(CString),
     /// Makes an already mounted tmpfs read-only.
@@ -226,7 +233,7 @@ impl RootfsLayout {
     pub fn missing_mountpoints(&self, spec: &RunSpec) -> Result<Vec<Mountpoint>, String> {
         let mut missing = Vec::new();
         for bind in &spec.binds {
-            let meta = fs::metadata(&bind.source)
+            let meta = fs::symlink_metadata(&bind.source)
                 .map_err(|e| format!("bind source {}: {e}", bind.source.display()))?;
             let inside = self.inside(&bind.target);
             let ancestors: Vec<&Path> = bind.target.ancestors().collect();
@@ -249,7 +256,9 @@ impl RootfsLayout {
     }
 
     /// Operations a run performs in its own mount namespace, on top of the template.
-    pub fn run_ops(&self, spec: &RunSpec) -> Vec<MountOp> {
+    /// `scratch` holds the detached tmpfs of each writable directory, in the order of
+    /// [`RunSpec::writable_dirs`].
+    pub fn run_ops(&self, spec: &RunSpec, scratch: &[std::os::fd::RawFd]) -> Vec<MountOp> {
         let mut ops = vec![
             MountOp::MakePrivate,
             MountOp::Proc(cstring(&self.inside(Path::new("/proc")))),
@@ -263,20 +272,17 @@ impl RootfsLayout {
                 flags: NOSUID_NODEV,
             },
         ];
-        let job = spec
-            .job_dir
-            .iter()
-            .map(|dir| (dir, Path::new(JOB_MOUNT), spec.job_dir_writable));
-        let binds = spec
-            .binds
-            .iter()
-            .map(|b| (&b.source, b.target.as_path(), b.writable));
-        for (source, target, writable) in job.chain(binds) {
-            ops.push(MountOp::Bind {
-                source: cstring(source),
-                target: cstring(&self.inside(target)),
-                writable,
-                extra_flags: NOSUID_NODEV,
+        let mut scratch = scratch.iter();
+        for (source, target, writable) in spec.host_dirs() {
+            let target = cstring(&self.inside(target));
+            ops.push(match (writable, scratch.next()) {
+                (true, Some(&mount)) => MountOp::Attach { mount, target },
+                _ => MountOp::Bind {
+                    source: cstring(source),
+                    target,
+                    writable: false,
+                    extra_flags: NOSUID_NODEV,
+                },
             });
         }
         ops.push(MountOp::Pivot(cstring(&self.staging)));
@@ -295,13 +301,12 @@ pub struct Mountpoint {
 /// The live template in the supervisor's private mount namespace.
 pub struct Template {
     layout: RootfsLayout,
-    identity: (u32, u32),
 }
 
 impl Template {
     /// Moves the calling process into a mount namespace of its own (receiving, never sending,
     /// host mount events) and builds the template there.
-    pub fn build(layout: RootfsLayout) -> Result<Self, String> {
+    pub fn build(layout: RootfsLayout, uid: u32, gid: u32) -> Result<Self, String> {
         // SAFETY: unshare and mount with constant arguments.
         unsafe {
             if libc::unshare(libc::CLONE_NEWNS) != 0 {
@@ -319,11 +324,10 @@ impl Template {
             None,
         )
         .map_err(|e| format!("make the supervisor's mounts slaves: {e}"))?;
-        let identity = (1000, 1000);
-        for op in layout.template_ops(identity.0, identity.1) {
+        for op in layout.template_ops(uid, gid) {
             op.apply().map_err(|e| format!("{}: {e}", op.describe()))?;
         }
-        Ok(Self { layout, identity })
+        Ok(Self { layout })
     }
 
     /// Makes the template ready for `spec` and returns the run's own operations.
@@ -331,14 +335,14 @@ impl Template {
     /// Mountpoints created for binds stay in the template for the supervisor's lifetime (as
     /// empty directories or files): bind targets are chosen by the judge, not by programs, so
     /// they form a small fixed set, and keeping them spares every later run two remounts.
-    pub fn prepare(&mut self, spec: &RunSpec) -> Result<Vec<MountOp>, String> {
+    pub fn prepare(
+        &mut self,
+        spec: &RunSpec,
+        scratch: &[std::os::fd::RawFd],
+    ) -> Result<Vec<MountOp>, String> {
         let missing = self.layout.missing_mountpoints(spec)?;
-        let identity = (spec.uid, spec.gid);
-        if identity != self.identity || !missing.is_empty() {
-            self.writable(|layout| {
-                for op in layout.identity_ops(identity.0, identity.1) {
-                    op.apply().map_err(|e| format!("{}: {e}", op.describe()))?;
-                }
+        if !missing.is_empty() {
+            self.writable(|_| {
                 for point in &missing {
                     let made = if point.dir {
                         fs::create_dir(&point.path)
@@ -355,9 +359,8 @@ impl Template {
                 }
                 Ok(())
             })?;
-            self.identity = identity;
         }
-        Ok(self.layout.run_ops(spec))
+        Ok(self.layout.run_ops(spec, scratch))
     }
 
     /// Runs `change` with the template root remounted writable.
@@ -402,6 +405,19 @@ fn generated_etc(uid: u32, gid: u32) -> Vec<(&'static str, Vec<u8>)> {
         ("hosts", b"127.0.0.1 localhost\n::1 localhost\n".to_vec()),
         ("hostname", b"ulticode\n".to_vec()),
     ]
+}
+
+/// The `MOUNT_ATTR_*` equivalents of a bind's extra `MS_*` flags.
+fn mount_attrs(flags: libc::c_ulong) -> u64 {
+    [
+        (libc::MS_NOSUID, crate::mountapi::ATTR_NOSUID),
+        (libc::MS_NODEV, crate::mountapi::ATTR_NODEV),
+        (libc::MS_NOEXEC, crate::mountapi::ATTR_NOEXEC),
+    ]
+    .into_iter()
+    .filter(|(flag, _)| flags & flag != 0)
+    .map(|(_, attr)| attr)
+    .fold(0, |all, attr| all | attr)
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {
@@ -492,22 +508,18 @@ impl MountOp {
                 writable,
                 extra_flags,
             } => {
-                mount(
-                    Some(source),
-                    target,
-                    None,
-                    libc::MS_BIND | libc::MS_REC,
-                    None,
-                )?;
-                let read_only = if *writable { 0 } else { libc::MS_RDONLY };
-                mount(
-                    None,
-                    target,
-                    None,
-                    libc::MS_REMOUNT | libc::MS_BIND | read_only | extra_flags,
-                    None,
-                )
+                let source =
+                    crate::mountapi::open_no_symlinks(libc::AT_FDCWD, source, libc::O_PATH)?;
+                let tree = crate::mountapi::clone_tree(std::os::fd::AsRawFd::as_raw_fd(&source))?;
+                let tree = std::os::fd::AsRawFd::as_raw_fd(&tree);
+                let mut attrs = mount_attrs(*extra_flags);
+                if !writable {
+                    attrs |= crate::mountapi::ATTR_RDONLY;
+                }
+                crate::mountapi::set_attrs_recursively(tree, attrs)?;
+                crate::mountapi::attach(tree, target)
             }
+            MountOp::Attach { mount, target } => crate::mountapi::attach(*mount, target),
             MountOp::Proc(target) => mount(
                 Some(&c"proc".into()),
                 target,
@@ -575,6 +587,9 @@ impl MountOp {
                 show(target),
                 if *writable { "rw" } else { "ro" }
             ),
+            MountOp::Attach { target, .. } => {
+                format!("attach a writable directory's tmpfs on {}", show(target))
+            }
             MountOp::Proc(p) => format!("mount proc on {}", show(p)),
             MountOp::ReadOnly(p) => format!("remount {} read-only", show(p)),
             MountOp::Pivot(p) => format!("pivot_root into {}", show(p)),
@@ -659,7 +674,8 @@ mod tests {
         let spec = RunSpec::new("/job/a.out")
             .job_dir(job.path(), true)
             .bind(Bind::read_only("/opt/data", "/data/tests"));
-        let ops = layout(Path::new("/stage")).run_ops(&spec);
+        // The writable job directory is the tmpfs the supervisor made, never a bind.
+        let ops = layout(Path::new("/stage")).run_ops(&spec, &[7]);
         assert_eq!(
             ops,
             vec![
@@ -670,11 +686,9 @@ mod tests {
                     options: c("size=67108864,nr_inodes=4096,mode=1777"),
                     flags: NOSUID_NODEV,
                 },
-                MountOp::Bind {
-                    source: cstring(job.path()),
+                MountOp::Attach {
+                    mount: 7,
                     target: c("/stage/job"),
-                    writable: true,
-                    extra_flags: NOSUID_NODEV,
                 },
                 MountOp::Bind {
                     source: c("/opt/data"),

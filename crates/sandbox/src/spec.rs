@@ -29,13 +29,11 @@ pub struct RunSpec {
     pub stdout: Stdout,
     pub limits: Limits,
     pub profile: Profile,
-    /// Identity the program runs as; never 0.
-    pub uid: u32,
-    pub gid: u32,
 }
 
 impl RunSpec {
-    /// A spec with default limits, the native profile and uid/gid 1000.
+    /// A spec with default limits and the native profile. The identity a program runs as is
+    /// the sandbox's choice (one per concurrent run slot), never the spec's.
     pub fn new(program: impl Into<String>) -> Self {
         Self {
             program: program.into(),
@@ -49,8 +47,6 @@ impl RunSpec {
             stdout: Stdout::Capture,
             limits: Limits::default(),
             profile: Profile::Native,
-            uid: 1000,
-            gid: 1000,
         }
     }
 
@@ -94,6 +90,27 @@ impl RunSpec {
         self
     }
 
+    /// Every host directory or file the run sees, with where and whether it is writable: the
+    /// job directory first, then the binds in order.
+    pub fn host_dirs(&self) -> impl Iterator<Item = (&Path, &Path, bool)> {
+        let job = self
+            .job_dir
+            .iter()
+            .map(|dir| (dir.as_path(), Path::new(JOB_MOUNT), self.job_dir_writable));
+        let binds = self
+            .binds
+            .iter()
+            .map(|b| (b.source.as_path(), b.target.as_path(), b.writable));
+        job.chain(binds)
+    }
+
+    /// The host directories the run may write (each becomes a tmpfs copied back afterwards).
+    pub fn writable_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.host_dirs()
+            .filter(|(_, _, writable)| *writable)
+            .map(|(source, _, _)| source)
+    }
+
     /// The working directory the program starts in.
     pub fn effective_cwd(&self) -> PathBuf {
         match (&self.cwd, &self.job_dir) {
@@ -117,9 +134,6 @@ impl RunSpec {
             if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
                 return Err(SpecError::BadEnv(key.clone()));
             }
-        }
-        if self.uid == 0 || self.gid == 0 {
-            return Err(SpecError::RootIdentity);
         }
         if let Some(cwd) = &self.cwd {
             check_sandbox_path(cwd)?;
@@ -352,8 +366,6 @@ pub enum SpecError {
     NulByte(String),
     #[error("invalid environment variable name or value for {0:?}")]
     BadEnv(String),
-    #[error("the sandbox never runs programs as uid or gid 0")]
-    RootIdentity,
     #[error("path must be absolute: {0}")]
     RelativePath(PathBuf),
     #[error("path must not contain '.' or '..' components: {0}")]
@@ -392,13 +404,6 @@ mod tests {
             (
                 RunSpec::new("/bin/true").env("A=B", "c"),
                 SpecError::BadEnv("A=B".into()),
-            ),
-            (
-                RunSpec {
-                    uid: 0,
-                    ..RunSpec::new("/bin/true")
-                },
-                SpecError::RootIdentity,
             ),
             (
                 RunSpec::new("/bin/true").job_dir("relative/dir", false),

@@ -28,6 +28,7 @@ use std::sync::Mutex;
 
 pub use supervisor::supervisor_main;
 
+use crate::identity::{IdentityError, IdentityRange, Slot, Slots};
 use crate::outcome::{RunOutcome, Status};
 use crate::protocol;
 use crate::spec::{PassedFds, RunSpec, SpecError};
@@ -58,19 +59,27 @@ impl SupervisorCommand {
     }
 }
 
-/// The native Linux sandbox. Cheap to share; concurrent runs use separate supervisors.
+/// Environment variables that tell a supervisor its run slot (see `identity`).
+pub(crate) const SLOT_VARIABLE: &str = "ULTICODE_SANDBOX_SLOT";
+pub(crate) const UID_VARIABLE: &str = "ULTICODE_SANDBOX_UID";
+
+/// The native Linux sandbox. Cheap to share; concurrent runs use separate supervisors, each
+/// holding a run identity of its own.
 pub struct NativeSandbox {
     command: SupervisorCommand,
     idle: Mutex<Vec<Supervisor>>,
+    /// `Err` when the configured identity range is unusable; every run then says why.
+    slots: Mutex<Result<Slots, IdentityError>>,
 }
 
 struct Supervisor {
     process: Child,
     socket: UnixStream,
+    slot: Slot,
 }
 
 impl Supervisor {
-    fn spawn(command: &SupervisorCommand) -> io::Result<Self> {
+    fn spawn(command: &SupervisorCommand, slot: Slot) -> io::Result<Self> {
         let (socket, theirs) = UnixStream::pair()?;
         // A process group of its own: a signal to the caller's group (a terminal's ^C, a
         // `kill(0, ...)` anywhere in the caller) never reaches a supervisor mid-run, and the
@@ -79,53 +88,93 @@ impl Supervisor {
             .args(&command.args)
             .process_group(0)
             .env_clear()
+            .env(SLOT_VARIABLE, slot.index.to_string())
+            .env(UID_VARIABLE, slot.uid.to_string())
             .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()?;
-        Ok(Self { process, socket })
+        Ok(Self {
+            process,
+            socket,
+            slot,
+        })
     }
 
     fn response(&mut self) -> io::Result<RunOutcome> {
         protocol::read_response(BufReader::new(&self.socket))
     }
 
-    /// Ends a supervisor that failed mid-run.
-    fn discard(mut self) {
+    /// Ends a supervisor that failed mid-run; returns its slot once the process is gone.
+    fn discard(mut self) -> Slot {
         let _ = self.socket.shutdown(std::net::Shutdown::Both);
         let _ = self.process.kill();
         let _ = self.process.wait();
+        self.slot
     }
 
     /// Ends an idle supervisor: end of stream lets it remove its cgroups and exit; one that
     /// does not exit within a second is killed (its leftovers are removed by the next
     /// supervisor to start).
-    fn retire(mut self) {
+    fn retire(mut self) -> Slot {
         let _ = self.socket.shutdown(std::net::Shutdown::Write);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         while std::time::Instant::now() < deadline {
             if let Ok(Some(_)) = self.process.try_wait() {
-                return;
+                return self.slot;
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
-        self.discard();
+        self.discard()
     }
 }
 
 impl NativeSandbox {
+    /// A sandbox whose runs take their identities from [`IdentityRange::from_env`].
     pub fn new(command: SupervisorCommand) -> Self {
+        let range = IdentityRange::from_env();
+        Self::with_identities(command, range)
+    }
+
+    /// A sandbox whose runs take their identities from `range` (checked against the host's
+    /// accounts and groups here; an unusable range makes every run a `config_error`).
+    pub fn with_identities(
+        command: SupervisorCommand,
+        range: Result<IdentityRange, IdentityError>,
+    ) -> Self {
+        let slots = range.and_then(|r| r.check_host().map(|()| Slots::new(r)));
         Self {
             command,
             idle: Mutex::new(Vec::new()),
+            slots: Mutex::new(slots),
         }
     }
 
-    fn checkout(&self) -> io::Result<Supervisor> {
+    fn checkout(&self) -> Result<Supervisor, (Status, String)> {
         let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        match idle {
-            Some(supervisor) => Ok(supervisor),
-            None => Supervisor::spawn(&self.command),
+        if let Some(supervisor) = idle {
+            return Ok(supervisor);
+        }
+        let slot = match self.slots.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            Ok(slots) => slots.take(),
+            Err(e) => Err(e.clone()),
+        }
+        .map_err(|e| (Status::ConfigError, e.to_string()))?;
+        Supervisor::spawn(&self.command, slot).map_err(|e| {
+            self.give_back(slot);
+            (
+                Status::LaunchFailure,
+                format!(
+                    "start the sandbox supervisor {}: {e}",
+                    self.command.program.display()
+                ),
+            )
+        })
+    }
+
+    fn give_back(&self, slot: Slot) {
+        if let Ok(slots) = self.slots.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            slots.give_back(slot);
         }
     }
 
@@ -141,27 +190,20 @@ impl Sandbox for NativeSandbox {
     fn start(&self, spec: &RunSpec, fds: PassedFds) -> Result<Box<dyn Run + '_>, SpecError> {
         spec.validate()?;
         fds.check(spec)?;
-        let failed = |message: String| -> Box<dyn Run + '_> {
-            Box::new(Finished(RunOutcome::infrastructure(
-                Status::LaunchFailure,
-                message,
-            )))
+        let failed = |status: Status, message: String| -> Box<dyn Run + '_> {
+            Box::new(Finished(RunOutcome::infrastructure(status, message)))
         };
         let supervisor = match self.checkout() {
             Ok(s) => s,
-            Err(e) => {
-                return Ok(failed(format!(
-                    "start the sandbox supervisor {}: {e}",
-                    self.command.program.display()
-                )))
-            }
+            Err((status, message)) => return Ok(failed(status, message)),
         };
         // `fds` drops after sending: the supervisor holds the only copies from here on.
         if let Err(e) = protocol::send_request(&supervisor.socket, spec, &fds) {
-            supervisor.discard();
-            return Ok(failed(format!(
-                "send the run to the sandbox supervisor: {e}"
-            )));
+            self.give_back(supervisor.discard());
+            return Ok(failed(
+                Status::LaunchFailure,
+                format!("send the run to the sandbox supervisor: {e}"),
+            ));
         }
         let cancel = supervisor.socket.try_clone().ok();
         Ok(Box::new(NativeRun {
@@ -201,7 +243,7 @@ impl Run for NativeRun<'_> {
                 outcome
             }
             Err(e) => {
-                supervisor.discard();
+                self.sandbox.give_back(supervisor.discard());
                 RunOutcome::infrastructure(
                     Status::LaunchFailure,
                     format!("the sandbox supervisor failed during the run: {e}"),
@@ -215,7 +257,8 @@ impl Drop for NativeSandbox {
     fn drop(&mut self) {
         let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|p| p.into_inner()));
         for supervisor in idle {
-            supervisor.retire();
+            let slot = supervisor.retire();
+            self.give_back(slot);
         }
     }
 }

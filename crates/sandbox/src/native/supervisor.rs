@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use super::child::{self, ChildPlan, SetupFailure};
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
-use crate::outcome::{classify, EnforcedKill, Evidence, RunOutcome, Status, Termination};
+use crate::outcome::{classify, EnforcedKill, Evidence, Fault, RunOutcome, Status, Termination};
+use crate::scratch::{Scratch, ScratchError};
 use crate::protocol::{self, Incoming};
 use crate::rootfs::{RootfsLayout, Template};
 use crate::seccomp::Profile;
@@ -45,7 +46,14 @@ pub fn supervisor_main() -> ! {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // SAFETY: fd 0 is the socket the client passed; this process owns it from here on.
     let socket = UnixStream::from(unsafe { OwnedFd::from_raw_fd(0) });
-    let mut supervisor = Supervisor::start();
+    let identity = match RunIdentity::from_env() {
+        Ok(identity) => identity,
+        Err(message) => {
+            eprintln!("ulticode sandbox supervisor: {message}");
+            std::process::exit(2);
+        }
+    };
+    let mut supervisor = Supervisor::start(identity);
     loop {
         let (spec, fds) = match protocol::receive_request(&socket) {
             Ok(Incoming::Request(spec, fds)) => (*spec, fds),
@@ -67,7 +75,36 @@ pub fn supervisor_main() -> ! {
     }
 }
 
+/// The run slot this supervisor holds for its whole life (see `identity`).
+#[derive(Debug, Clone, Copy)]
+struct RunIdentity {
+    slot: u32,
+    uid: u32,
+}
+
+impl RunIdentity {
+    fn from_env() -> Result<Self, String> {
+        let read = |name: &str| -> Result<u32, String> {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("{name} is not set to a number by the sandbox client"))
+        };
+        let identity = Self {
+            slot: read(super::SLOT_VARIABLE)?,
+            uid: read(super::UID_VARIABLE)?,
+        };
+        if identity.uid == 0 {
+            return Err("refusing to run programs as uid 0".into());
+        }
+        Ok(identity)
+    }
+}
+
 struct Supervisor {
+    identity: RunIdentity,
+    /// The CPU this slot's runs are pinned to, where the host has the cpuset controller.
+    cpu: Option<u32>,
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
     cgroups: Result<CgroupHierarchy, String>,
     template: Result<Template, String>,
@@ -84,7 +121,7 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    fn start() -> Self {
+    fn start(identity: RunIdentity) -> Self {
         let cgroups = CgroupHierarchy::detect()
             .and_then(|h| h.prepare().map(|()| h))
             .map_err(|e| e.to_string());
@@ -92,7 +129,7 @@ impl Supervisor {
         let template = staging
             .clone()
             .map(RootfsLayout::scan_host)
-            .and_then(Template::build);
+            .and_then(|layout| Template::build(layout, identity.uid, identity.uid));
         // Only once inside the private mount namespace the template made. A kernel without
         // `favordynmods` keeps the slower joins; nothing about the sandbox's guarantees changes.
         if let (Ok(hierarchy), Ok(_), Ok(staging)) = (&cgroups, &template, &staging) {
@@ -102,9 +139,16 @@ impl Supervisor {
             }
         }
         let netns = NetnsSupply::new().map_err(|e| format!("network namespaces: {e}"));
+        // Run slots take the CPUs in turn: with no more slots than CPUs no two runs share one.
+        let cpu = cgroups.as_ref().ok().and_then(|h| {
+            let cpus = h.cpus();
+            (!cpus.is_empty()).then(|| cpus[identity.slot as usize % cpus.len()])
+        });
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         Self {
+            identity,
+            cpu,
             cgroups,
             template,
             netns,
@@ -121,10 +165,32 @@ impl Supervisor {
         if let Err(e) = fds.check(spec) {
             return RunOutcome::infrastructure(Status::ConfigError, e.to_string());
         }
-        match self.prepare(spec) {
+        if let Err(e) = spec.validate() {
+            return RunOutcome::infrastructure(Status::ConfigError, e.to_string());
+        }
+        let scratch: Result<Vec<Scratch>, _> = spec
+            .writable_dirs()
+            .map(|dir| {
+                Scratch::create(
+                    dir,
+                    spec.limits.tmp_bytes,
+                    spec.limits.tmp_inodes,
+                    self.identity.uid,
+                )
+            })
+            .collect();
+        let scratch = match scratch {
+            Ok(scratch) => scratch,
+            Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.to_string()),
+        };
+        let mounts: Vec<RawFd> = scratch.iter().map(Scratch::mount_fd).collect();
+        match self.prepare(spec, &mounts) {
             Ok((mounts, cgroup)) => {
-                let outcome = self.run_in(spec, fds, &mounts, &cgroup, control);
+                let mut outcome = self.run_in(spec, fds, &mounts, &cgroup, control);
                 self.retired = Some(cgroup);
+                if outcome.fault != Fault::Infrastructure {
+                    copy_back(&scratch, &mut outcome);
+                }
                 outcome
             }
             Err(message) => RunOutcome::infrastructure(Status::ConfigError, message),
@@ -135,13 +201,13 @@ impl Supervisor {
     fn prepare(
         &mut self,
         spec: &RunSpec,
+        scratch: &[RawFd],
     ) -> Result<(Vec<crate::rootfs::MountOp>, RunCgroup), String> {
-        spec.validate().map_err(|e| e.to_string())?;
         let mounts = self
             .template
             .as_mut()
             .map_err(|e| e.clone())?
-            .prepare(spec)?;
+            .prepare(spec, scratch)?;
         let mut cgroup = match self.next_cgroup.take() {
             Some(cgroup) => cgroup,
             None => {
@@ -150,7 +216,10 @@ impl Supervisor {
                 hierarchy.create_run(&name).map_err(|e| e.to_string())?
             }
         };
-        if let Err(e) = cgroup.set_limits(spec.limits.memory_bytes, spec.limits.pids) {
+        let armed = cgroup
+            .set_limits(spec.limits.memory_bytes, spec.limits.pids)
+            .and_then(|()| self.cpu.map_or(Ok(()), |cpu| cgroup.pin(cpu)));
+        if let Err(e) = armed {
             cgroup.remove();
             return Err(e.to_string());
         }
@@ -227,8 +296,8 @@ impl Supervisor {
             status_pipe: io.status_write.as_raw_fd(),
             error_pipe: io.error_write.as_raw_fd(),
             rlimits: rlimits(spec),
-            uid: spec.uid,
-            gid: spec.gid,
+            uid: self.identity.uid,
+            gid: self.identity.uid,
             seccomp: &self.filters[&spec.profile],
             candidates: exec_candidates(spec),
             argv: std::iter::once(&spec.program)
@@ -342,6 +411,22 @@ impl Supervisor {
                 (None, Some(EnforcedKill::Cancelled)) => Some("cancelled by the caller".into()),
                 _ => None,
             },
+        }
+    }
+}
+
+/// Copies what the run left in its writable directories back to the host. More than their cap
+/// (sparse files) is the program's output limit; a failing copy is the infrastructure's.
+fn copy_back(scratch: &[Scratch], outcome: &mut RunOutcome) {
+    for dir in scratch {
+        match dir.copy_back() {
+            Ok(()) => {}
+            Err(e @ ScratchError::TooLarge(_)) => {
+                outcome.status = Status::OutputLimit;
+                outcome.fault = Fault::User;
+                outcome.message = Some(e.to_string());
+            }
+            Err(e) => *outcome = RunOutcome::infrastructure(Status::ConfigError, e.to_string()),
         }
     }
 }
@@ -497,7 +582,7 @@ impl RunIo {
                 None,
             ),
             Stdin::File(path) => (
-                open_read(path).map_err(|e| {
+                open_no_symlinks(path).map_err(|e| {
                     (
                         Status::ConfigError,
                         format!("stdin file {}: {e}", path.display()),
@@ -550,6 +635,14 @@ impl RunIo {
             error_read: self.error_read,
         }
     }
+}
+
+/// Opens a host file a run may have written (a stdin file in a job directory) without
+/// following any symlink on the way.
+fn open_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
+    let path = CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    crate::mountapi::open_no_symlinks(libc::AT_FDCWD, &path, libc::O_RDONLY)
 }
 
 fn open_read(path: &Path) -> io::Result<OwnedFd> {

@@ -547,8 +547,9 @@ pub fn all() -> Vec<Case> {
             Status::TimeLimitCpu,
         )
         .check(|_, o| {
-            // Four spinning threads burn CPU time faster than the wall clock advances.
-            if o.cpu_time_ms > o.wall_time_ms && o.cpu_time_ms >= 1_000 {
+            // The four threads' time is summed. A run slot is pinned to one CPU where the host
+            // has cpusets, so the sum grows no faster than the wall clock there.
+            if o.cpu_time_ms >= 1_000 {
                 Ok(())
             } else {
                 Err(format!(
@@ -648,7 +649,7 @@ pub fn all() -> Vec<Case> {
             std::os::unix::fs::chown(&copy, Some(0), Some(0)).unwrap();
             std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o4755)).unwrap();
         })
-        .check(|_, o| expect_stdout(o, "1000")),
+        .check(|_, o| super::expect_run_identity(o)),
         Case::new("dev_is_minimal_python", Python, DEV_PY, Status::Ok).check(|_, o| {
             expect_stdout(
                 o,

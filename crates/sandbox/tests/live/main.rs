@@ -159,8 +159,6 @@ impl Case {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let job = dir.path().join("job");
         std::fs::create_dir(&job).map_err(|e| e.to_string())?;
-        // The program runs as uid 1000; the compiler needs to write its output here.
-        std::os::unix::fs::chown(&job, Some(1000), Some(1000)).map_err(|e| e.to_string())?;
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap()
@@ -367,6 +365,20 @@ pub fn expect_stdout(outcome: &RunOutcome, expected: &str) -> Result<(), String>
         Ok(())
     } else {
         Err(format!("stdout {got:?}, expected {expected:?}"))
+    }
+}
+
+/// The program ran as one of the sandbox's run identities (never root, never a host account).
+pub fn expect_run_identity(outcome: &RunOutcome) -> Result<(), String> {
+    let range = sandbox::IdentityRange::from_env().map_err(|e| e.to_string())?;
+    let got = stdout(outcome);
+    match got.trim().parse::<u32>() {
+        Ok(uid) if uid >= range.first() && uid < range.first() + range.len() => Ok(()),
+        _ => Err(format!(
+            "ran as uid {got:?}, expected one of {}..{}",
+            range.first(),
+            range.first() + range.len()
+        )),
     }
 }
 
