@@ -396,8 +396,6 @@ impl<'a> Judge<'a> {
         for (name, bytes) in files {
             std::fs::write(dir.path().join(name), bytes)?;
         }
-        // The compiler runs as the sandbox user and writes its output here.
-        chown_tree(dir.path(), 1000, 1000)?;
         let config = &language.config;
         let mut output = String::new();
         if let Some(command) = &config.compile {
@@ -434,8 +432,8 @@ impl<'a> Judge<'a> {
                 return Ok(Compilation::Failed { verdict, output });
             }
         }
-        // From here on the program is the judge's: the sandbox user may read, not change it.
-        chown_tree(dir.path(), 0, 0)?;
+        // The sandbox copied the compiler's output back as root's files: run identities may
+        // read and execute the program, never change it.
         std::fs::set_permissions(
             dir.path(),
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -897,23 +895,12 @@ fn read_feedback(outcome: &RunOutcome, feedback: &Path) -> Decision {
     checker::icpc_decision(outcome, &message, score.as_deref())
 }
 
-/// A feedback directory the validator (as the sandbox user) may write.
+/// A feedback directory the validator writes (a writable bind: the sandbox gives the run a
+/// tmpfs of its own and copies what it wrote back here).
 fn feedback_dir() -> std::io::Result<tempfile::TempDir> {
-    let dir = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix("ulticode-feedback-")
-        .tempdir()?;
-    chown_tree(dir.path(), 1000, 1000)?;
-    Ok(dir)
-}
-
-fn chown_tree(path: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
-    std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
-    if path.is_dir() && !path.is_symlink() {
-        for entry in std::fs::read_dir(path)? {
-            chown_tree(&entry?.path(), uid, gid)?;
-        }
-    }
-    Ok(())
+        .tempdir()
 }
 
 fn compiler_output(outcome: &RunOutcome, cap: usize) -> String {

@@ -110,45 +110,52 @@ impl IdentityRange {
     }
 }
 
-/// Which identities of a range are held by live supervisors.
-#[derive(Debug)]
-pub(crate) struct Slots {
-    range: IdentityRange,
-    taken: Vec<bool>,
-}
-
-impl Slots {
-    pub(crate) fn new(range: IdentityRange) -> Self {
-        Self {
-            range,
-            taken: vec![false; range.count as usize],
-        }
-    }
-
-    /// The lowest free identity (so slot numbers, and the CPUs derived from them, stay small).
-    pub(crate) fn take(&mut self) -> Result<Slot, IdentityError> {
-        let index = self
-            .taken
-            .iter()
-            .position(|taken| !taken)
-            .ok_or(IdentityError::Exhausted(self.range.count))?;
-        self.taken[index] = true;
-        Ok(Slot {
-            index: index as u32,
-            uid: self.range.first + index as u32,
-        })
-    }
-
-    pub(crate) fn give_back(&mut self, slot: Slot) {
-        self.taken[slot.index as usize] = false;
-    }
-}
-
 /// One concurrent run slot: its index in the range and its uid (= gid).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
     pub index: u32,
     pub uid: u32,
+}
+
+/// A slot held for as long as this value lives, machine-wide: every sandbox on the host
+/// (embedded server, judge workers, CLI runs, test processes) claims from the same lock files,
+/// so no two concurrent runs anywhere share a uid.
+#[derive(Debug)]
+pub struct ClaimedSlot {
+    pub slot: Slot,
+    _lock: std::fs::File,
+}
+
+impl IdentityRange {
+    /// Claims the lowest free identity of the range by locking `<lock_dir>/<uid>`; the lock
+    /// (and the slot) is released when the claim is dropped or the process dies.
+    pub fn claim(&self, lock_dir: &Path) -> Result<ClaimedSlot, IdentityError> {
+        use std::os::fd::AsRawFd;
+        for index in 0..self.count {
+            let uid = self.first + index;
+            let Ok(file) = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(lock_dir.join(uid.to_string()))
+            else {
+                continue;
+            };
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(ClaimedSlot {
+                    slot: Slot { index, uid },
+                    _lock: file,
+                });
+            }
+        }
+        Err(IdentityError::Exhausted(self.count))
+    }
+
+    /// `FIRST-LAST`, the form [`IdentityRange::parse`] reads.
+    pub fn to_arg(&self) -> String {
+        format!("{}-{}", self.first, self.first + self.count - 1)
+    }
 }
 
 #[cfg(test)]
@@ -197,14 +204,22 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_the_lowest_free_and_run_out_explicitly() {
-        let mut slots = Slots::new(IdentityRange::parse("100-102").unwrap());
-        let a = slots.take().unwrap();
-        let b = slots.take().unwrap();
-        assert_eq!((a.uid, b.uid), (100, 101));
-        slots.give_back(a);
-        assert_eq!(slots.take().unwrap().uid, 100);
-        assert_eq!(slots.take().unwrap().uid, 102);
-        assert_eq!(slots.take(), Err(IdentityError::Exhausted(3)));
+    fn claims_are_the_lowest_free_slot_and_run_out_explicitly() {
+        let locks = tempfile::tempdir().unwrap();
+        let range = IdentityRange::parse("100-102").unwrap();
+        let a = range.claim(locks.path()).unwrap();
+        let b = range.claim(locks.path()).unwrap();
+        assert_eq!((a.slot.uid, b.slot.uid), (100, 101));
+        assert_eq!((a.slot.index, b.slot.index), (0, 1));
+        drop(a);
+        let c = range.claim(locks.path()).unwrap();
+        assert_eq!(c.slot.uid, 100);
+        let d = range.claim(locks.path()).unwrap();
+        assert_eq!(d.slot.uid, 102);
+        assert_eq!(
+            range.claim(locks.path()).unwrap_err(),
+            IdentityError::Exhausted(3)
+        );
+        assert_eq!(range.to_arg(), "100-102");
     }
 }

@@ -235,6 +235,13 @@ impl RootfsLayout {
         for bind in &spec.binds {
             let meta = fs::symlink_metadata(&bind.source)
                 .map_err(|e| format!("bind source {}: {e}", bind.source.display()))?;
+            if meta.file_type().is_symlink() {
+                return Err(format!(
+                    "bind source {} is a symlink; binds are resolved without following \
+                     symlinks, so pass the path it stands for",
+                    bind.source.display()
+                ));
+            }
             let inside = self.inside(&bind.target);
             let ancestors: Vec<&Path> = bind.target.ancestors().collect();
             for ancestor in ancestors.into_iter().rev().skip(1) {
@@ -275,9 +282,10 @@ impl RootfsLayout {
         let mut scratch = scratch.iter();
         for (source, target, writable) in spec.host_dirs() {
             let target = cstring(&self.inside(target));
-            ops.push(match (writable, scratch.next()) {
-                (true, Some(&mount)) => MountOp::Attach { mount, target },
-                _ => MountOp::Bind {
+            let mount = if writable { scratch.next() } else { None };
+            ops.push(match mount {
+                Some(&mount) => MountOp::Attach { mount, target },
+                None => MountOp::Bind {
                     source: cstring(source),
                     target,
                     writable: false,
@@ -508,16 +516,23 @@ impl MountOp {
                 writable,
                 extra_flags,
             } => {
+                let step = |what: &str| {
+                    let what = what.to_string();
+                    move |e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"))
+                };
                 let source =
-                    crate::mountapi::open_no_symlinks(libc::AT_FDCWD, source, libc::O_PATH)?;
-                let tree = crate::mountapi::clone_tree(std::os::fd::AsRawFd::as_raw_fd(&source))?;
+                    crate::mountapi::open_no_symlinks(libc::AT_FDCWD, source, libc::O_PATH)
+                        .map_err(step("open the source (symlinks are refused)"))?;
+                let tree = crate::mountapi::clone_tree(std::os::fd::AsRawFd::as_raw_fd(&source))
+                    .map_err(step("clone its mount tree"))?;
                 let tree = std::os::fd::AsRawFd::as_raw_fd(&tree);
                 let mut attrs = mount_attrs(*extra_flags);
                 if !writable {
                     attrs |= crate::mountapi::ATTR_RDONLY;
                 }
-                crate::mountapi::set_attrs_recursively(tree, attrs)?;
-                crate::mountapi::attach(tree, target)
+                crate::mountapi::set_attrs_recursively(tree, attrs)
+                    .map_err(step("set its attributes"))?;
+                crate::mountapi::attach(tree, target).map_err(step("attach it"))
             }
             MountOp::Attach { mount, target } => crate::mountapi::attach(*mount, target),
             MountOp::Proc(target) => mount(
@@ -673,9 +688,14 @@ mod tests {
         let job = tempfile::tempdir().unwrap();
         let spec = RunSpec::new("/job/a.out")
             .job_dir(job.path(), true)
-            .bind(Bind::read_only("/opt/data", "/data/tests"));
+            .bind(Bind::read_only("/opt/data", "/data/tests"))
+            .bind(Bind {
+                source: "/srv/feedback".into(),
+                target: "/feedback".into(),
+                writable: true,
+            });
         // The writable job directory is the tmpfs the supervisor made, never a bind.
-        let ops = layout(Path::new("/stage")).run_ops(&spec, &[7]);
+        let ops = layout(Path::new("/stage")).run_ops(&spec, &[7, 8]);
         assert_eq!(
             ops,
             vec![
@@ -695,6 +715,10 @@ mod tests {
                     target: c("/stage/data/tests"),
                     writable: false,
                     extra_flags: NOSUID_NODEV,
+                },
+                MountOp::Attach {
+                    mount: 8,
+                    target: c("/stage/feedback"),
                 },
                 MountOp::Pivot(c("/stage")),
                 MountOp::Chdir(c("/job")),

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 pub use supervisor::supervisor_main;
 
-use crate::identity::{IdentityError, IdentityRange, Slot, Slots};
+use crate::identity::{IdentityError, IdentityRange, RANGE_VARIABLE};
 use crate::outcome::{RunOutcome, Status};
 use crate::protocol;
 use crate::spec::{PassedFds, RunSpec, SpecError};
@@ -59,27 +59,22 @@ impl SupervisorCommand {
     }
 }
 
-/// Environment variables that tell a supervisor its run slot (see `identity`).
-pub(crate) const SLOT_VARIABLE: &str = "ULTICODE_SANDBOX_SLOT";
-pub(crate) const UID_VARIABLE: &str = "ULTICODE_SANDBOX_UID";
-
 /// The native Linux sandbox. Cheap to share; concurrent runs use separate supervisors, each
-/// holding a run identity of its own.
+/// claiming a run identity of its own from the range (see `identity`).
 pub struct NativeSandbox {
     command: SupervisorCommand,
     idle: Mutex<Vec<Supervisor>>,
     /// `Err` when the configured identity range is unusable; every run then says why.
-    slots: Mutex<Result<Slots, IdentityError>>,
+    identities: Result<IdentityRange, IdentityError>,
 }
 
 struct Supervisor {
     process: Child,
     socket: UnixStream,
-    slot: Slot,
 }
 
 impl Supervisor {
-    fn spawn(command: &SupervisorCommand, slot: Slot) -> io::Result<Self> {
+    fn spawn(command: &SupervisorCommand, identities: IdentityRange) -> io::Result<Self> {
         let (socket, theirs) = UnixStream::pair()?;
         // A process group of its own: a signal to the caller's group (a terminal's ^C, a
         // `kill(0, ...)` anywhere in the caller) never reaches a supervisor mid-run, and the
@@ -88,40 +83,34 @@ impl Supervisor {
             .args(&command.args)
             .process_group(0)
             .env_clear()
-            .env(SLOT_VARIABLE, slot.index.to_string())
-            .env(UID_VARIABLE, slot.uid.to_string())
+            .env(RANGE_VARIABLE, identities.to_arg())
             .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()?;
-        Ok(Self {
-            process,
-            socket,
-            slot,
-        })
+        Ok(Self { process, socket })
     }
 
     fn response(&mut self) -> io::Result<RunOutcome> {
         protocol::read_response(BufReader::new(&self.socket))
     }
 
-    /// Ends a supervisor that failed mid-run; returns its slot once the process is gone.
-    fn discard(mut self) -> Slot {
+    /// Ends a supervisor that failed mid-run (its identity is free once the process is gone).
+    fn discard(mut self) {
         let _ = self.socket.shutdown(std::net::Shutdown::Both);
         let _ = self.process.kill();
         let _ = self.process.wait();
-        self.slot
     }
 
     /// Ends an idle supervisor: end of stream lets it remove its cgroups and exit; one that
     /// does not exit within a second is killed (its leftovers are removed by the next
     /// supervisor to start).
-    fn retire(mut self) -> Slot {
+    fn retire(mut self) {
         let _ = self.socket.shutdown(std::net::Shutdown::Write);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         while std::time::Instant::now() < deadline {
             if let Ok(Some(_)) = self.process.try_wait() {
-                return self.slot;
+                return;
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
@@ -142,11 +131,10 @@ impl NativeSandbox {
         command: SupervisorCommand,
         range: Result<IdentityRange, IdentityError>,
     ) -> Self {
-        let slots = range.and_then(|r| r.check_host().map(|()| Slots::new(r)));
         Self {
             command,
             idle: Mutex::new(Vec::new()),
-            slots: Mutex::new(slots),
+            identities: range.and_then(|r| r.check_host().map(|()| r)),
         }
     }
 
@@ -155,13 +143,11 @@ impl NativeSandbox {
         if let Some(supervisor) = idle {
             return Ok(supervisor);
         }
-        let slot = match self.slots.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-            Ok(slots) => slots.take(),
-            Err(e) => Err(e.clone()),
-        }
-        .map_err(|e| (Status::ConfigError, e.to_string()))?;
-        Supervisor::spawn(&self.command, slot).map_err(|e| {
-            self.give_back(slot);
+        let identities = self
+            .identities
+            .clone()
+            .map_err(|e| (Status::ConfigError, e.to_string()))?;
+        Supervisor::spawn(&self.command, identities).map_err(|e| {
             (
                 Status::LaunchFailure,
                 format!(
@@ -172,11 +158,6 @@ impl NativeSandbox {
         })
     }
 
-    fn give_back(&self, slot: Slot) {
-        if let Ok(slots) = self.slots.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-            slots.give_back(slot);
-        }
-    }
 
     fn checkin(&self, supervisor: Supervisor) {
         self.idle
@@ -199,7 +180,7 @@ impl Sandbox for NativeSandbox {
         };
         // `fds` drops after sending: the supervisor holds the only copies from here on.
         if let Err(e) = protocol::send_request(&supervisor.socket, spec, &fds) {
-            self.give_back(supervisor.discard());
+            supervisor.discard();
             return Ok(failed(
                 Status::LaunchFailure,
                 format!("send the run to the sandbox supervisor: {e}"),
@@ -243,7 +224,7 @@ impl Run for NativeRun<'_> {
                 outcome
             }
             Err(e) => {
-                self.sandbox.give_back(supervisor.discard());
+                supervisor.discard();
                 RunOutcome::infrastructure(
                     Status::LaunchFailure,
                     format!("the sandbox supervisor failed during the run: {e}"),
@@ -257,8 +238,7 @@ impl Drop for NativeSandbox {
     fn drop(&mut self) {
         let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|p| p.into_inner()));
         for supervisor in idle {
-            let slot = supervisor.retire();
-            self.give_back(slot);
+            supervisor.retire();
         }
     }
 }

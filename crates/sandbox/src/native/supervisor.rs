@@ -46,14 +46,7 @@ pub fn supervisor_main() -> ! {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // SAFETY: fd 0 is the socket the client passed; this process owns it from here on.
     let socket = UnixStream::from(unsafe { OwnedFd::from_raw_fd(0) });
-    let identity = match RunIdentity::from_env() {
-        Ok(identity) => identity,
-        Err(message) => {
-            eprintln!("ulticode sandbox supervisor: {message}");
-            std::process::exit(2);
-        }
-    };
-    let mut supervisor = Supervisor::start(identity);
+    let mut supervisor = Supervisor::start(RunIdentity::claim());
     loop {
         let (spec, fds) = match protocol::receive_request(&socket) {
             Ok(Incoming::Request(spec, fds)) => (*spec, fds),
@@ -76,33 +69,42 @@ pub fn supervisor_main() -> ! {
 }
 
 /// The run slot this supervisor holds for its whole life (see `identity`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct RunIdentity {
     slot: u32,
     uid: u32,
+    _claim: crate::identity::ClaimedSlot,
 }
 
 impl RunIdentity {
-    fn from_env() -> Result<Self, String> {
-        let read = |name: &str| -> Result<u32, String> {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(|| format!("{name} is not set to a number by the sandbox client"))
-        };
-        let identity = Self {
-            slot: read(super::SLOT_VARIABLE)?,
-            uid: read(super::UID_VARIABLE)?,
-        };
-        if identity.uid == 0 {
-            return Err("refusing to run programs as uid 0".into());
-        }
-        Ok(identity)
+    /// Claims a slot of the range the client passed.
+    fn claim() -> Result<Self, String> {
+        let range = std::env::var(crate::identity::RANGE_VARIABLE)
+            .map_err(|_| "the sandbox client passed no identity range".to_string())
+            .and_then(|text| crate::IdentityRange::parse(&text).map_err(|e| e.to_string()))?;
+        let locks = lock_dir()?;
+        let claim = range.claim(&locks).map_err(|e| e.to_string())?;
+        Ok(Self {
+            slot: claim.slot.index,
+            uid: claim.slot.uid,
+            _claim: claim,
+        })
     }
 }
 
+/// Where run identities are claimed (one lock file per uid, shared by every sandbox on the host).
+fn lock_dir() -> Result<PathBuf, String> {
+    let staging = staging_dir()?;
+    let dir = staging.with_file_name("identities");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
 struct Supervisor {
-    identity: RunIdentity,
+    /// `Err` when no identity could be claimed; every run then reports it as a config error.
+    identity: Result<RunIdentity, String>,
     /// The CPU this slot's runs are pinned to, where the host has the cpuset controller.
     cpu: Option<u32>,
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
@@ -121,7 +123,7 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    fn start(identity: RunIdentity) -> Self {
+    fn start(identity: Result<RunIdentity, String>) -> Self {
         let cgroups = CgroupHierarchy::detect()
             .and_then(|h| h.prepare().map(|()| h))
             .map_err(|e| e.to_string());
@@ -129,7 +131,10 @@ impl Supervisor {
         let template = staging
             .clone()
             .map(RootfsLayout::scan_host)
-            .and_then(|layout| Template::build(layout, identity.uid, identity.uid));
+            .and_then(|layout| {
+                let id = identity.as_ref().map_err(Clone::clone)?;
+                Template::build(layout, id.uid, id.uid)
+            });
         // Only once inside the private mount namespace the template made. A kernel without
         // `favordynmods` keeps the slower joins; nothing about the sandbox's guarantees changes.
         if let (Ok(hierarchy), Ok(_), Ok(staging)) = (&cgroups, &template, &staging) {
@@ -140,10 +145,13 @@ impl Supervisor {
         }
         let netns = NetnsSupply::new().map_err(|e| format!("network namespaces: {e}"));
         // Run slots take the CPUs in turn: with no more slots than CPUs no two runs share one.
-        let cpu = cgroups.as_ref().ok().and_then(|h| {
-            let cpus = h.cpus();
-            (!cpus.is_empty()).then(|| cpus[identity.slot as usize % cpus.len()])
-        });
+        let cpu = match (&cgroups, &identity) {
+            (Ok(hierarchy), Ok(id)) => {
+                let cpus = hierarchy.cpus();
+                (!cpus.is_empty()).then(|| cpus[id.slot as usize % cpus.len()])
+            }
+            _ => None,
+        };
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         Self {
@@ -168,6 +176,10 @@ impl Supervisor {
         if let Err(e) = spec.validate() {
             return RunOutcome::infrastructure(Status::ConfigError, e.to_string());
         }
+        let uid = match &self.identity {
+            Ok(identity) => identity.uid,
+            Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.clone()),
+        };
         let scratch: Result<Vec<Scratch>, _> = spec
             .writable_dirs()
             .map(|dir| {
@@ -175,7 +187,7 @@ impl Supervisor {
                     dir,
                     spec.limits.tmp_bytes,
                     spec.limits.tmp_inodes,
-                    self.identity.uid,
+                    uid,
                 )
             })
             .collect();
@@ -186,7 +198,7 @@ impl Supervisor {
         let mounts: Vec<RawFd> = scratch.iter().map(Scratch::mount_fd).collect();
         match self.prepare(spec, &mounts) {
             Ok((mounts, cgroup)) => {
-                let mut outcome = self.run_in(spec, fds, &mounts, &cgroup, control);
+                let mut outcome = self.run_in(spec, fds, &mounts, &cgroup, control, uid);
                 self.retired = Some(cgroup);
                 if outcome.fault != Fault::Infrastructure {
                     copy_back(&scratch, &mut outcome);
@@ -269,6 +281,7 @@ impl Supervisor {
         mounts: &[crate::rootfs::MountOp],
         cgroup: &RunCgroup,
         control: RawFd,
+        uid: u32,
     ) -> RunOutcome {
         let io = match RunIo::open(spec, fds, cgroup) {
             Ok(io) => io,
@@ -296,8 +309,8 @@ impl Supervisor {
             status_pipe: io.status_write.as_raw_fd(),
             error_pipe: io.error_write.as_raw_fd(),
             rlimits: rlimits(spec),
-            uid: self.identity.uid,
-            gid: self.identity.uid,
+            uid,
+            gid: uid,
             seccomp: &self.filters[&spec.profile],
             candidates: exec_candidates(spec),
             argv: std::iter::once(&spec.program)

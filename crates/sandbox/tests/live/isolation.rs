@@ -6,7 +6,8 @@ use std::os::fd::AsRawFd;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sandbox::{Limits, Profile, RunOutcome, RunSpec, Sandbox, Status};
+use libtest_mimic::{Failed, Trial};
+use sandbox::{Bind, Limits, Profile, RunOutcome, RunSpec, Sandbox, Status};
 
 use super::{expect_stdout, sandbox, Case, Fixture, Lang};
 
@@ -106,6 +107,60 @@ int main(void) {
 }
 "#;
 
+/// `hoard`: queues real-time signals to itself until the kernel refuses, and keeps them;
+/// `probe`: later queues one.
+const SIGNAL_QUEUE_C: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGRTMIN);
+    sigprocmask(SIG_BLOCK, &set, 0);
+    union sigval value = { 0 };
+    if (argc > 1 && !strcmp(argv[1], "probe")) {
+        usleep(700000);
+        int rc = sigqueue(getpid(), SIGRTMIN, value);
+        printf("%s\n", rc == 0 ? "queued" : strerror(errno));
+        return 0;
+    }
+    long n = 0;
+    while (sigqueue(getpid(), SIGRTMIN, value) == 0) n++;
+    printf("hoarded %s\n", n > 0 ? "some" : "none");
+    fflush(stdout);
+    sleep(2);
+    return 0;
+}
+"#;
+
+/// Without arguments: 61 spinning threads; `burn`: 300 ms of CPU time, then exit.
+const CPU_HOG_C: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+static void *spin(void *arg) { volatile unsigned long x = 0; for (;;) x++; return arg; }
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "burn")) {
+        volatile unsigned long x = 0;
+        while (cpu() < 0.3) x++;
+        puts("burned");
+        return 0;
+    }
+    for (int i = 0; i < 60; i++) { pthread_t t; pthread_create(&t, 0, spin, 0); }
+    spin(0);
+}
+"#;
+
 const SOCKET_FAMILIES_EXPECTED: &str =
     "vsock:EACCES\nuevent:EACCES\npacket:EACCES\ninet:open\nunix:open";
 
@@ -183,6 +238,38 @@ pub fn all() -> Vec<Case> {
             expect_stdout(o, "flock:0 fcntl:0")?;
             f.state.take_join::<Result<(), String>>()
         }),
+        // Per-user kernel budgets: concurrent runs have different uids.
+        Case::new(
+            "per_uid_signal_queue_is_not_shared_c",
+            C,
+            SIGNAL_QUEUE_C,
+            Status::Ok,
+        )
+        .setup(|f| start_program_bystander(f, "probe", 10_000))
+        .check(|f, o| {
+            expect_stdout(o, "hoarded some")?;
+            let probe = f.state.take_join::<RunOutcome>();
+            expect_stdout(&probe, "queued").map_err(|e| format!("the concurrent run: {e}"))
+        }),
+        // CPU: a run with 61 spinning threads does not starve a concurrent one.
+        Case::new("cpu_hog_spares_other_runs_c", C, CPU_HOG_C, Status::TimeLimitWall)
+            .limits(|l| {
+                l.pids = 64;
+                l.cpu_time_ms = 100_000;
+                l.wall_time_ms = 5_000;
+            })
+            .setup(|f| start_program_bystander(f, "burn", 3_000))
+            .check(|f, _| {
+                let burner = f.state.take_join::<RunOutcome>();
+                if burner.status == Status::Ok {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the concurrent run ended as {} with {} ms CPU in {} ms",
+                        burner.status, burner.cpu_time_ms, burner.wall_time_ms
+                    ))
+                }
+            }),
         // Socket families: an allow-list, never vsock, netlink or packet sockets.
         Case::new(
             "socket_families_are_allow_listed_jvm",
@@ -232,6 +319,24 @@ fn lock_on_host(path: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The case's own compiled program, started alongside it with `mode` as its argument.
+fn start_program_bystander(fixture: &mut Fixture, mode: &'static str, wall_time_ms: u64) {
+    let job = fixture.job.clone();
+    let run: JoinHandle<RunOutcome> = std::thread::spawn(move || {
+        let spec = RunSpec::new("/job/main")
+            .args([mode])
+            .job_dir(&job, false)
+            .limits(Limits {
+                wall_time_ms,
+                ..Limits::default()
+            });
+        sandbox()
+            .run(&spec)
+            .unwrap_or_else(|e| panic!("bystander spec: {e}"))
+    });
+    keep_thread(fixture, run);
 }
 
 /// A second, innocent run started alongside the case's program.
@@ -284,4 +389,163 @@ impl TakeJoin for Option<Box<dyn std::any::Any + Send>> {
             .join()
             .expect("the setup's thread panicked")
     }
+}
+
+/// Host-side paths and writable directories: what a run can leave behind on the host.
+pub fn trials() -> Vec<Trial> {
+    vec![
+        Trial::test(
+            "writable_job_dir_returns_no_setuid_bits_links_or_specials",
+            writable_dir_returns_plain_files_only,
+        ),
+        Trial::test("writable_job_dir_is_capped", writable_dir_is_capped),
+        Trial::test(
+            "sparse_file_cannot_grow_on_the_host",
+            sparse_file_is_an_output_limit,
+        ),
+        Trial::test("stdin_file_behind_a_symlink_is_refused", stdin_symlink_refused),
+        Trial::test("bind_source_behind_a_symlink_is_refused", bind_symlink_refused),
+        Trial::test(
+            "read_only_bind_is_read_only_in_its_submounts",
+            read_only_reaches_submounts,
+        ),
+    ]
+}
+
+fn shell(script: &str) -> RunSpec {
+    RunSpec::new("/bin/sh").args(["-c", script])
+}
+
+fn run(spec: &RunSpec) -> Result<RunOutcome, Failed> {
+    Ok(sandbox().run(spec)?)
+}
+
+fn expect(outcome: &RunOutcome, status: Status) -> Result<(), Failed> {
+    if outcome.status == status {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {status}, got {} ({:?}); stdout {:?}, stderr {:?}",
+            outcome.status,
+            outcome.message,
+            String::from_utf8_lossy(&outcome.stdout),
+            String::from_utf8_lossy(&outcome.stderr)
+        )
+        .into())
+    }
+}
+
+fn writable_dir_returns_plain_files_only() -> Result<(), Failed> {
+    let job = tempfile::tempdir()?;
+    std::fs::write(job.path().join("source.c"), "int main(void) { return 0; }\n")?;
+    let outcome = run(&shell(
+        "cp /bin/true /job/suid && chmod 6755 /job/suid && ln -s /etc/shadow /job/link \
+         && ln -s / /job/root && mkdir -p /job/d/e && echo hi > /job/d/e/f && rm /job/source.c",
+    )
+    .job_dir(job.path(), true))?;
+    expect(&outcome, Status::Ok)?;
+    let suid = std::fs::symlink_metadata(job.path().join("suid"))?;
+    use std::os::unix::fs::MetadataExt;
+    if suid.mode() & 0o7000 != 0 || suid.uid() != 0 {
+        return Err(format!("suid came back as mode {:o}, uid {}", suid.mode(), suid.uid()).into());
+    }
+    for gone in ["link", "root", "source.c"] {
+        if std::fs::symlink_metadata(job.path().join(gone)).is_ok() {
+            return Err(format!("{gone} exists on the host after the run").into());
+        }
+    }
+    assert_eq!(std::fs::read_to_string(job.path().join("d/e/f"))?, "hi\n");
+    Ok(())
+}
+
+fn writable_dir_is_capped() -> Result<(), Failed> {
+    let job = tempfile::tempdir()?;
+    let limits = Limits {
+        tmp_bytes: 8 << 20,
+        tmp_inodes: 64,
+        ..Limits::default()
+    };
+    let outcome = run(&shell(
+        "dd if=/dev/zero of=/job/big bs=1M count=100 2>/dev/null; \
+         i=0; while touch /job/f$i 2>/dev/null; do i=$((i+1)); done; echo $i",
+    )
+    .job_dir(job.path(), true)
+    .limits(limits))?;
+    expect(&outcome, Status::Ok)?;
+    let files: u64 = String::from_utf8_lossy(&outcome.stdout).trim().parse()?;
+    let big = std::fs::metadata(job.path().join("big"))?.len();
+    if files >= 64 || big > 8 << 20 {
+        return Err(format!("{files} files and a {big}-byte file got through the caps").into());
+    }
+    Ok(())
+}
+
+fn sparse_file_is_an_output_limit() -> Result<(), Failed> {
+    let job = tempfile::tempdir()?;
+    let limits = Limits {
+        tmp_bytes: 8 << 20,
+        file_size_bytes: 1 << 40,
+        ..Limits::default()
+    };
+    let outcome = run(&shell("truncate -s 10G /job/sparse")
+        .job_dir(job.path(), true)
+        .limits(limits))?;
+    expect(&outcome, Status::OutputLimit)?;
+    let size = std::fs::metadata(job.path().join("sparse")).map_or(0, |m| m.len());
+    if size > 8 << 20 {
+        return Err(format!("a {size}-byte file reached the host").into());
+    }
+    Ok(())
+}
+
+fn stdin_symlink_refused() -> Result<(), Failed> {
+    let job = tempfile::tempdir()?;
+    let planted = job.path().join("input");
+    std::os::unix::fs::symlink("/etc/shadow", &planted)?;
+    let outcome = run(&RunSpec::new("/bin/cat").stdin(sandbox::Stdin::File(planted)))?;
+    expect(&outcome, Status::ConfigError)?;
+    if !outcome.stdout.is_empty() {
+        return Err("the symlink's target reached the program".into());
+    }
+    Ok(())
+}
+
+fn bind_symlink_refused() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let planted = dir.path().join("data");
+    std::os::unix::fs::symlink("/", &planted)?;
+    let outcome =
+        run(&RunSpec::new("/bin/ls").args(["/data"]).bind(Bind::read_only(&planted, "/data")))?;
+    expect(&outcome, Status::ConfigError)
+}
+
+fn read_only_reaches_submounts() -> Result<(), Failed> {
+    let dir = tempfile::tempdir()?;
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub)?;
+    let target = std::ffi::CString::new(sub.as_os_str().as_encoded_bytes())?;
+    // SAFETY: mounting a small tmpfs on a directory this test owns; unmounted below.
+    let rc = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            c"size=1m".as_ptr().cast(),
+        )
+    };
+    if rc != 0 {
+        return Err(format!("mount a tmpfs for the test: {}", std::io::Error::last_os_error()).into());
+    }
+    let outcome = run(&shell("echo x > /data/sub/f && echo wrote || echo refused")
+        .bind(Bind::read_only(dir.path(), "/data")));
+    let written = sub.join("f").exists();
+    // SAFETY: unmounting what this test mounted.
+    unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    let outcome = outcome?;
+    expect(&outcome, Status::Ok)?;
+    if written || String::from_utf8_lossy(&outcome.stdout).trim() != "refused" {
+        return Err("a submount of a read-only bind was written".into());
+    }
+    Ok(())
 }

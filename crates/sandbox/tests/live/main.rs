@@ -35,6 +35,7 @@ fn main() {
         .chain(isolation::all())
         .map(|case| Trial::test(case.name, move || case.run()))
         .collect();
+    trials.extend(isolation::trials());
     trials.extend(connected::all());
     libtest_mimic::run(&args, trials).exit();
 }
