@@ -80,6 +80,7 @@ impl CompileLimits {
             memory_bytes: self.memory_mib << 20,
             pids: self.pids,
             output_bytes: self.output_bytes,
+            stderr_bytes: self.output_bytes,
             tmp_bytes: 256 << 20,
             tmp_inodes: 16_384,
             ..Limits::default()

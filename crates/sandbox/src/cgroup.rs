@@ -229,11 +229,17 @@ impl CgroupHierarchy {
                 cpuacct,
                 cpu,
                 cpuset,
-            } => [Some(memory), Some(pids), Some(cpuacct), cpu.as_ref(), cpuset.as_ref()]
-                .into_iter()
-                .flatten()
-                .map(PathBuf::as_path)
-                .collect(),
+            } => [
+                Some(memory),
+                Some(pids),
+                Some(cpuacct),
+                cpu.as_ref(),
+                cpuset.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path)
+            .collect(),
             CgroupHierarchy::V2 { base } => vec![base],
         }
     }
@@ -283,9 +289,10 @@ impl CgroupHierarchy {
             for file in ["cpuset.cpus", "cpuset.mems"] {
                 let current = fs::read_to_string(base.join(file)).unwrap_or_default();
                 if current.trim().is_empty() {
-                    let inherited =
-                        fs::read_to_string(parent.join(file)).map_err(io_err(&parent.join(file)))?;
-                    fs::write(base.join(file), inherited.trim()).map_err(io_err(&base.join(file)))?;
+                    let inherited = fs::read_to_string(parent.join(file))
+                        .map_err(io_err(&parent.join(file)))?;
+                    fs::write(base.join(file), inherited.trim())
+                        .map_err(io_err(&base.join(file)))?;
                 }
             }
         }
@@ -361,7 +368,9 @@ impl CgroupHierarchy {
     pub fn create_run(&self, name: &str) -> Result<RunCgroup, CgroupError> {
         let name = format!("{RUN_PREFIX}{name}");
         let cpuset_dir = match self {
-            CgroupHierarchy::V1 { cpuset, .. } => cpuset.as_ref().map(|_| self.base_dirs().len() - 1),
+            CgroupHierarchy::V1 { cpuset, .. } => {
+                cpuset.as_ref().map(|_| self.base_dirs().len() - 1)
+            }
             CgroupHierarchy::V2 { .. } => self.cpuset_base().map(|_| 0),
         };
         let mut created = RunCgroup {

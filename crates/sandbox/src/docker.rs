@@ -238,7 +238,8 @@ impl Sandbox for DockerSandbox {
         }
         let cap = usize::try_from(spec.limits.output_bytes).unwrap_or(usize::MAX);
         let stdout = child.stdout.take().map(|out| capture(out, cap));
-        let stderr = capture(child.stderr.take().expect("piped"), cap);
+        let stderr_cap = usize::try_from(spec.limits.stderr_bytes).unwrap_or(usize::MAX);
+        let stderr = capture(child.stderr.take().expect("piped"), stderr_cap);
         Ok(Box::new(DockerRun {
             docker: self.docker.clone(),
             container,

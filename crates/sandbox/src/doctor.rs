@@ -82,7 +82,10 @@ pub fn diagnose(sandbox: &dyn Sandbox) -> DoctorReport {
     checks.push(check(
         "identity",
         probe(sandbox, RunSpec::new("/usr/bin/id").args(["-u"]), |o| {
-            let uid = String::from_utf8_lossy(&o.stdout).trim().parse::<u32>().ok();
+            let uid = String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<u32>()
+                .ok();
             let range = crate::IdentityRange::from_env().ok()?;
             let uid = uid.filter(|u| (range.first()..range.first() + range.len()).contains(u))?;
             (o.status == Status::Ok).then(|| {
@@ -184,7 +187,8 @@ fn cgroups() -> Result<String, String> {
             memory.display(),
             pids.display(),
             cpuacct.display(),
-            cpu.as_deref().map_or("(with cpuacct)".into(), |p| p.display().to_string()),
+            cpu.as_deref()
+                .map_or("(with cpuacct)".into(), |p| p.display().to_string()),
         ),
         CgroupHierarchy::V2 { base } => format!("cgroup v2: {}; {pinning}", base.display()),
     })

@@ -22,7 +22,9 @@ pub struct IdentityRange {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdentityError {
-    #[error("{RANGE_VARIABLE} must look like FIRST-LAST with 1 <= FIRST <= LAST < 2^31, got {0:?}")]
+    #[error(
+        "{RANGE_VARIABLE} must look like FIRST-LAST with 1 <= FIRST <= LAST < 2^31, got {0:?}"
+    )]
     Malformed(String),
     #[error("run identity {id} is the host's {kind} {name:?}; choose a range no host account or group uses ({RANGE_VARIABLE})")]
     HostAccount {
@@ -184,8 +186,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let passwd = dir.path().join("passwd");
         let group = dir.path().join("group");
-        std::fs::write(&passwd, "root:x:0:0::/root:/bin/sh\nada:x:1000:1000::/home/ada:/bin/sh\n")
-            .unwrap();
+        std::fs::write(
+            &passwd,
+            "root:x:0:0::/root:/bin/sh\nada:x:1000:1000::/home/ada:/bin/sh\n",
+        )
+        .unwrap();
         std::fs::write(&group, "root:x:0:\nstaff:x:2000:\n").unwrap();
         let range = |text| IdentityRange::parse(text).unwrap();
         assert_eq!(range("3000-3999").check_files(&passwd, &group), Ok(()));

@@ -128,9 +128,8 @@ pub fn attach(tree: RawFd, target: &CStr) -> io::Result<()> {
 /// mount attributes.
 pub fn detached_tmpfs(options: &[(&CStr, &CStr)], attrs: u64) -> io::Result<OwnedFd> {
     // SAFETY: a NUL-terminated filesystem name.
-    let context = fd_result(unsafe {
-        libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), FSOPEN_CLOEXEC)
-    })?;
+    let context =
+        fd_result(unsafe { libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), FSOPEN_CLOEXEC) })?;
     let config = |cmd: u32, key: Option<&CStr>, value: Option<&CStr>| {
         let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), CStr::as_ptr);
         // SAFETY: NUL-terminated strings or nulls, as each command expects.

@@ -103,9 +103,9 @@ pub struct RunOutcome {
     pub wall_time_ms: u64,
     /// Peak memory of the whole tree.
     pub memory_kib: u64,
-    #[serde(with = "lossy_text")]
+    #[serde(with = "exact_bytes")]
     pub stdout: Vec<u8>,
-    #[serde(with = "lossy_text")]
+    #[serde(with = "exact_bytes")]
     pub stderr: Vec<u8>,
     /// Some output was dropped because a stream exceeded its cap.
     pub output_truncated: bool,
@@ -137,16 +137,36 @@ impl RunOutcome {
     }
 }
 
-/// Output bytes travel as text in JSON: invalid UTF-8 is replaced, never an error.
-mod lossy_text {
-    use serde::{Deserialize, Deserializer, Serializer};
+/// Output bytes in JSON, exactly: a string when they are UTF-8, else `{"base64": "..."}`
+/// (so a program's invalid bytes and a literal U+FFFD never become the same text).
+mod exact_bytes {
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Encoded {
+        Text(String),
+        Binary { base64: String },
+    }
 
     pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&String::from_utf8_lossy(bytes))
+        match std::str::from_utf8(bytes) {
+            Ok(text) => serializer.serialize_str(text),
+            Err(_) => Encoded::Binary {
+                base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+            }
+            .serialize(serializer),
+        }
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
-        Ok(String::deserialize(deserializer)?.into_bytes())
+        match Encoded::deserialize(deserializer)? {
+            Encoded::Text(text) => Ok(text.into_bytes()),
+            Encoded::Binary { base64 } => base64::engine::general_purpose::STANDARD
+                .decode(base64)
+                .map_err(serde::de::Error::custom),
+        }
     }
 }
 
@@ -257,6 +277,24 @@ mod tests {
             fork_refusals: 0,
             output_exceeded: false,
         }
+    }
+
+    #[test]
+    fn output_bytes_survive_json_exactly() {
+        let mut outcome = RunOutcome::infrastructure(Status::LaunchFailure, "x");
+        for bytes in [
+            b"plain text\n".to_vec(),
+            vec![0xff, 0xfe, b'a'],
+            "\u{fffd}".as_bytes().to_vec(),
+        ] {
+            outcome.stdout = bytes.clone();
+            let json = serde_json::to_string(&outcome).unwrap();
+            let back: RunOutcome = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.stdout, bytes, "{json}");
+        }
+        outcome.stdout = vec![0xff];
+        let json = serde_json::to_value(&outcome).unwrap();
+        assert_eq!(json["stdout"], serde_json::json!({"base64": "/w=="}));
     }
 
     #[test]

@@ -45,19 +45,21 @@ pub enum ScratchError {
 
 impl Scratch {
     /// Creates the tmpfs for `host_path` and copies the host directory into it.
-    pub fn create(host_path: &Path, cap_bytes: u64, cap_inodes: u64, uid: u32) -> Result<Self, ScratchError> {
+    pub fn create(
+        host_path: &Path,
+        cap_bytes: u64,
+        cap_inodes: u64,
+        uid: u32,
+    ) -> Result<Self, ScratchError> {
         let io_error = |what: &'static str| {
             let path = host_path.to_path_buf();
             move |source| ScratchError::Io { path, what, source }
         };
         let c_path = CString::new(host_path.as_os_str().as_bytes())
             .map_err(|e| io_error("path")(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-        let host = mountapi::open_no_symlinks(
-            libc::AT_FDCWD,
-            &c_path,
-            libc::O_RDONLY | libc::O_DIRECTORY,
-        )
-        .map_err(io_error("open the host directory (symlinks are refused)"))?;
+        let host =
+            mountapi::open_no_symlinks(libc::AT_FDCWD, &c_path, libc::O_RDONLY | libc::O_DIRECTORY)
+                .map_err(io_error("open the host directory (symlinks are refused)"))?;
         let text = |v: String| CString::new(v).expect("digits");
         let options = [
             (c"size", text(cap_bytes.to_string())),
@@ -66,20 +68,27 @@ impl Scratch {
             (c"uid", text(uid.to_string())),
             (c"gid", text(uid.to_string())),
         ];
-        let options: Vec<(&CStr, &CStr)> = options.iter().map(|(k, v)| (*k, v.as_c_str())).collect();
-        let mount = mountapi::detached_tmpfs(&options, mountapi::ATTR_NOSUID | mountapi::ATTR_NODEV)
-            .map_err(io_error("create its tmpfs"))?;
+        let options: Vec<(&CStr, &CStr)> =
+            options.iter().map(|(k, v)| (*k, v.as_c_str())).collect();
+        let mount =
+            mountapi::detached_tmpfs(&options, mountapi::ATTR_NOSUID | mountapi::ATTR_NODEV)
+                .map_err(io_error("create its tmpfs"))?;
         let root = open_dir_at(mount.as_raw_fd(), c".").map_err(io_error("open its tmpfs"))?;
         let mut budget = Budget::new(cap_bytes);
-        copy_tree(host.as_raw_fd(), root.as_raw_fd(), Some(uid), &mut budget, 0).map_err(|e| {
-            match e {
-                CopyError::Io(source) => io_error("copy the host directory in")(source),
-                CopyError::TooLarge => ScratchError::Io {
-                    path: host_path.to_path_buf(),
-                    what: "copy the host directory in",
-                    source: io::Error::from_raw_os_error(libc::EFBIG),
-                },
-            }
+        copy_tree(
+            host.as_raw_fd(),
+            root.as_raw_fd(),
+            Some(uid),
+            &mut budget,
+            0,
+        )
+        .map_err(|e| match e {
+            CopyError::Io(source) => io_error("copy the host directory in")(source),
+            CopyError::TooLarge => ScratchError::Io {
+                path: host_path.to_path_buf(),
+                what: "copy the host directory in",
+                source: io::Error::from_raw_os_error(libc::EFBIG),
+            },
         })?;
         Ok(Self {
             host_path: host_path.to_path_buf(),
@@ -101,7 +110,8 @@ impl Scratch {
             move |source| ScratchError::Io { path, what, source }
         };
         let root = open_dir_at(self.mount.as_raw_fd(), c".").map_err(io_error("open its tmpfs"))?;
-        let host = open_dir_at(self.host.as_raw_fd(), c".").map_err(io_error("open the host directory"))?;
+        let host = open_dir_at(self.host.as_raw_fd(), c".")
+            .map_err(io_error("open the host directory"))?;
         clear_dir(host.as_raw_fd(), 0).map_err(io_error("clear the host directory"))?;
         let mut budget = Budget::new(self.cap_bytes);
         copy_tree(root.as_raw_fd(), host.as_raw_fd(), None, &mut budget, 0).map_err(|e| match e {
@@ -138,7 +148,12 @@ impl From<io::Error> for CopyError {
 }
 
 fn open_dir_at(dir: RawFd, name: &CStr) -> io::Result<OwnedFd> {
-    open_at(dir, name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)
+    open_at(
+        dir,
+        name,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        0,
+    )
 }
 
 fn open_at(dir: RawFd, name: &CStr, flags: i32, mode: libc::mode_t) -> io::Result<OwnedFd> {
@@ -220,7 +235,13 @@ fn copy_tree(
                 let source = open_dir_at(from, &entry.name)?;
                 let target = open_dir_at(to, &entry.name)?;
                 finish(target.as_raw_fd(), owner, mode)?;
-                copy_tree(source.as_raw_fd(), target.as_raw_fd(), owner, budget, depth + 1)?;
+                copy_tree(
+                    source.as_raw_fd(),
+                    target.as_raw_fd(),
+                    owner,
+                    budget,
+                    depth + 1,
+                )?;
             }
             libc::S_IFREG => {
                 budget.spend(entry.stat.st_size.max(0) as u64)?;
@@ -231,7 +252,11 @@ fn copy_tree(
                     libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
                     0o600,
                 )?;
-                copy_bytes(source.as_raw_fd(), target.as_raw_fd(), entry.stat.st_size as u64)?;
+                copy_bytes(
+                    source.as_raw_fd(),
+                    target.as_raw_fd(),
+                    entry.stat.st_size as u64,
+                )?;
                 finish(target.as_raw_fd(), owner, mode)?;
             }
             _ => {}

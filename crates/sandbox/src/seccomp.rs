@@ -545,7 +545,10 @@ enum Leaf {
 fn segments(rules: &BTreeMap<u32, Rule>) -> Vec<(u32, Leaf)> {
     let mut segments: Vec<(u32, Leaf)> = Vec::new();
     let mut push = |start: u32, leaf: Leaf| {
-        let mergeable = matches!(leaf, Leaf::Violation | Leaf::Rule(Rule::Allow | Rule::Errno(_)));
+        let mergeable = matches!(
+            leaf,
+            Leaf::Violation | Leaf::Rule(Rule::Allow | Rule::Errno(_))
+        );
         if !(mergeable && segments.last().is_some_and(|(_, last)| *last == leaf)) {
             segments.push((start, leaf));
         }
@@ -678,7 +681,10 @@ impl Violation {
     /// How the outcome names the call.
     pub fn describe(&self) -> String {
         if self.arch == AUDIT_ARCH_X86_64 && (self.nr as u32) < X32_SYSCALL_BIT {
-            format!("the program made system call {} (x86_64), which its profile does not allow", self.nr)
+            format!(
+                "the program made system call {} (x86_64), which its profile does not allow",
+                self.nr
+            )
         } else {
             format!(
                 "the program made system call {:#x} through a foreign ABI (arch {:#x})",
@@ -810,7 +816,11 @@ mod tests {
         ];
         for profile in Profile::ALL {
             for nr in dangerous {
-                assert_eq!(call(profile, nr, [0; 6]), VIOLATION, "{profile} syscall {nr}");
+                assert_eq!(
+                    call(profile, nr, [0; 6]),
+                    VIOLATION,
+                    "{profile} syscall {nr}"
+                );
             }
         }
         assert_eq!(call(Profile::Native, libc::SYS_connect, [0; 6]), VIOLATION);
@@ -853,14 +863,8 @@ mod tests {
             (1, Rule::Allow),
             (2, Rule::Errno(libc::ENOSYS)),
             (4, Rule::Allow),
-            (
-                5,
-                Rule::Guarded(NO_SIGSYS_ARG1),
-            ),
-            (
-                6,
-                Rule::Guarded(NO_SIGSYS_ARG1),
-            ),
+            (5, Rule::Guarded(NO_SIGSYS_ARG1)),
+            (6, Rule::Guarded(NO_SIGSYS_ARG1)),
         ]
         .into_iter()
         .collect();
@@ -985,16 +989,28 @@ mod tests {
             // A child whose exit signal is SIGSYS.
             let fork_like = libc::CLONE_CHILD_SETTID as u64;
             assert_eq!(
-                call(profile, libc::SYS_clone, [fork_like | sigsys, 0, 0, 0, 0, 0]),
+                call(
+                    profile,
+                    libc::SYS_clone,
+                    [fork_like | sigsys, 0, 0, 0, 0, 0]
+                ),
                 errno(libc::EPERM)
             );
             assert_eq!(
-                call(profile, libc::SYS_clone, [fork_like | libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+                call(
+                    profile,
+                    libc::SYS_clone,
+                    [fork_like | libc::SIGCHLD as u64, 0, 0, 0, 0, 0]
+                ),
                 ALLOW
             );
             // I/O readiness signalled as SIGSYS.
             assert_eq!(
-                call(profile, libc::SYS_fcntl, [3, F_SETSIG as u64, sigsys, 0, 0, 0]),
+                call(
+                    profile,
+                    libc::SYS_fcntl,
+                    [3, F_SETSIG as u64, sigsys, 0, 0, 0]
+                ),
                 errno(libc::EPERM)
             );
             assert_eq!(
@@ -1010,10 +1026,17 @@ mod tests {
                 assert_eq!(call(profile, libc::SYS_prctl, args), errno(libc::EPERM));
             }
             assert_eq!(
-                call(profile, libc::SYS_prctl, [libc::PR_SET_PDEATHSIG as u64, 9, 0, 0, 0, 0]),
+                call(
+                    profile,
+                    libc::SYS_prctl,
+                    [libc::PR_SET_PDEATHSIG as u64, 9, 0, 0, 0, 0]
+                ),
                 ALLOW
             );
-            assert_eq!(call(profile, libc::SYS_seccomp, [1, 0, 0, 0, 0, 0]), VIOLATION);
+            assert_eq!(
+                call(profile, libc::SYS_seccomp, [1, 0, 0, 0, 0, 0]),
+                VIOLATION
+            );
         }
     }
 
@@ -1021,15 +1044,28 @@ mod tests {
     fn locks_succeed_without_locking() {
         for profile in Profile::ALL {
             assert_eq!(call(profile, libc::SYS_flock, [3, 2, 0, 0, 0, 0]), errno(0));
-            for cmd in [libc::F_SETLK, libc::F_SETLKW, libc::F_OFD_SETLK, libc::F_OFD_SETLKW] {
+            for cmd in [
+                libc::F_SETLK,
+                libc::F_SETLKW,
+                libc::F_OFD_SETLK,
+                libc::F_OFD_SETLKW,
+            ] {
                 assert_eq!(
                     call(profile, libc::SYS_fcntl, [3, cmd as u64, 0, 0, 0, 0]),
                     errno(0)
                 );
             }
             // Everything else about descriptors still works.
-            for cmd in [libc::F_GETFL, libc::F_SETFL, libc::F_DUPFD_CLOEXEC, libc::F_GETLK] {
-                assert_eq!(call(profile, libc::SYS_fcntl, [3, cmd as u64, 0, 0, 0, 0]), ALLOW);
+            for cmd in [
+                libc::F_GETFL,
+                libc::F_SETFL,
+                libc::F_DUPFD_CLOEXEC,
+                libc::F_GETLK,
+            ] {
+                assert_eq!(
+                    call(profile, libc::SYS_fcntl, [3, cmd as u64, 0, 0, 0, 0]),
+                    ALLOW
+                );
             }
         }
     }
@@ -1043,7 +1079,12 @@ mod tests {
                     ALLOW
                 );
             }
-            for family in [libc::AF_VSOCK, libc::AF_NETLINK, libc::AF_PACKET, libc::AF_BLUETOOTH] {
+            for family in [
+                libc::AF_VSOCK,
+                libc::AF_NETLINK,
+                libc::AF_PACKET,
+                libc::AF_BLUETOOTH,
+            ] {
                 assert_eq!(
                     call(profile, libc::SYS_socket, [family as u64, 1, 0, 0, 0, 0]),
                     errno(libc::EACCES),

@@ -286,8 +286,12 @@ pub struct Limits {
     pub memory_bytes: u64,
     /// Processes plus threads alive at once.
     pub pids: u32,
-    /// Bytes kept from each of stdout and stderr; producing more ends the run (`output_limit`).
+    /// Bytes kept from stdout; producing more ends the run (`output_limit`).
     pub output_bytes: u64,
+    /// Bytes kept from stderr; producing more ends the run (`output_limit`). Small by default:
+    /// the host holds whatever a run captures, and only compilers have much to say there.
+    #[serde(default = "default_stderr_bytes")]
+    pub stderr_bytes: u64,
     /// `RLIMIT_STACK`; `None` means "as large as the memory limit" (deep recursion is legal).
     pub stack_bytes: Option<u64>,
     /// `RLIMIT_FSIZE`: largest file the program may write.
@@ -308,6 +312,7 @@ impl Default for Limits {
             memory_bytes: 256 * MIB,
             pids: 64,
             output_bytes: 64 * MIB,
+            stderr_bytes: default_stderr_bytes(),
             stack_bytes: None,
             file_size_bytes: 64 * MIB,
             open_files: 128,
@@ -317,6 +322,10 @@ impl Default for Limits {
     }
 }
 
+fn default_stderr_bytes() -> u64 {
+    MIB
+}
+
 impl Limits {
     /// The stack limit actually applied.
     pub fn effective_stack_bytes(&self) -> u64 {
@@ -324,12 +333,13 @@ impl Limits {
     }
 
     fn validate(&self) -> Result<(), SpecError> {
-        let checks: [(&'static str, u64, u64); 9] = [
+        let checks: [(&'static str, u64, u64); 10] = [
             ("cpu_time_ms", self.cpu_time_ms, 1),
             ("wall_time_ms", self.wall_time_ms, 1),
             ("memory_bytes", self.memory_bytes, 4 * MIB),
             ("pids", u64::from(self.pids), 1),
             ("output_bytes", self.output_bytes, 1),
+            ("stderr_bytes", self.stderr_bytes, 1),
             ("file_size_bytes", self.file_size_bytes, 1),
             ("open_files", self.open_files, 4),
             ("tmp_bytes", self.tmp_bytes, 4096),

@@ -46,6 +46,42 @@ fn run_json_reports_ok_with_the_programs_output() {
 }
 
 #[test]
+fn json_output_is_byte_exact_and_stderr_has_its_own_cap() {
+    // Invalid UTF-8 travels as base64; a literal U+FFFD stays text.
+    let output = ulticode(&[
+        "sandbox",
+        "run",
+        "--json",
+        "--",
+        "/bin/sh",
+        "-c",
+        "printf '\\377\\376a'; printf '\\357\\277\\275' >&2",
+    ]);
+    let outcome = json(&output);
+    assert_eq!(
+        outcome["stdout"],
+        serde_json::json!({"base64": "//5h"}),
+        "{outcome}"
+    );
+    assert_eq!(outcome["stderr"], "\u{fffd}");
+    // 64 MiB on stderr: the host keeps only the stderr cap, and the run is over its output limit.
+    let output = ulticode(&[
+        "sandbox",
+        "run",
+        "--json",
+        "--stderr-limit",
+        "4096",
+        "--",
+        "/bin/sh",
+        "-c",
+        "head -c 67108864 /dev/zero >&2",
+    ]);
+    let outcome = json(&output);
+    assert_eq!(outcome["status"], "output_limit", "{outcome}");
+    assert_eq!(outcome["stderr"].as_str().map(str::len), Some(4096));
+}
+
+#[test]
 fn exit_status_tells_user_faults_from_infrastructure_failures() {
     let cases: &[(&[&str], i32, &str)] = &[
         (&["--", "/bin/false"], 1, "nonzero_exit"),

@@ -258,8 +258,16 @@ fn child_signals() -> io::Result<RawFd> {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGCHLD);
-        check(libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()))?;
-        sys::check(libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC))
+        check(libc::sigprocmask(
+            libc::SIG_BLOCK,
+            &set,
+            std::ptr::null_mut(),
+        ))?;
+        sys::check(libc::signalfd(
+            -1,
+            &set,
+            libc::SFD_NONBLOCK | libc::SFD_CLOEXEC,
+        ))
     }
 }
 

@@ -21,8 +21,8 @@ mod supervisor;
 use std::ffi::OsString;
 use std::io::{self, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
@@ -157,7 +157,6 @@ impl NativeSandbox {
             )
         })
     }
-
 
     fn checkin(&self, supervisor: Supervisor) {
         self.idle

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use super::child::{self, ChildPlan, SetupFailure};
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
 use crate::outcome::{classify, EnforcedKill, Evidence, Fault, RunOutcome, Status, Termination};
-use crate::scratch::{Scratch, ScratchError};
 use crate::protocol::{self, Incoming};
 use crate::rootfs::{RootfsLayout, Template};
+use crate::scratch::{Scratch, ScratchError};
 use crate::seccomp::Profile;
 use crate::spec::{PassedFds, RunSpec, Stdin};
 use crate::sys;
@@ -182,14 +182,7 @@ impl Supervisor {
         };
         let scratch: Result<Vec<Scratch>, _> = spec
             .writable_dirs()
-            .map(|dir| {
-                Scratch::create(
-                    dir,
-                    spec.limits.tmp_bytes,
-                    spec.limits.tmp_inodes,
-                    uid,
-                )
-            })
+            .map(|dir| Scratch::create(dir, spec.limits.tmp_bytes, spec.limits.tmp_inodes, uid))
             .collect();
         let scratch = match scratch {
             Ok(scratch) => scratch,
@@ -678,6 +671,7 @@ struct Pump<'a> {
     pid: libc::pid_t,
     cgroup: &'a RunCgroup,
     cap: usize,
+    stderr_cap: usize,
     cpu_limit_us: u64,
     cpus: u64,
     deadline: Instant,
@@ -698,6 +692,7 @@ impl<'a> Pump<'a> {
             pid,
             cgroup,
             cap: usize::try_from(spec.limits.output_bytes).unwrap_or(usize::MAX),
+            stderr_cap: usize::try_from(spec.limits.stderr_bytes).unwrap_or(usize::MAX),
             cpu_limit_us: spec.limits.cpu_time_ms * 1_000,
             cpus,
             deadline: started + Duration::from_millis(spec.limits.wall_time_ms),
@@ -783,7 +778,7 @@ impl<'a> Pump<'a> {
             if fired(out_slot) && out.pump(&mut buf, self.cap) {
                 self.enforce(EnforcedKill::Output);
             }
-            if fired(err_slot) && err.pump(&mut buf, self.cap) {
+            if fired(err_slot) && err.pump(&mut buf, self.stderr_cap) {
                 self.enforce(EnforcedKill::Output);
             }
             if fired(stdin_slot) {
@@ -820,7 +815,7 @@ impl<'a> Pump<'a> {
         }
         // Every process of the run is gone; whatever is still buffered is the tail of the output.
         out.drain(&mut buf, self.cap);
-        err.drain(&mut buf, self.cap);
+        err.drain(&mut buf, self.stderr_cap);
         let output_exceeded = out.exceeded || err.exceeded;
         Pumped {
             report,

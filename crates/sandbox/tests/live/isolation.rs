@@ -252,24 +252,29 @@ pub fn all() -> Vec<Case> {
             expect_stdout(&probe, "queued").map_err(|e| format!("the concurrent run: {e}"))
         }),
         // CPU: a run with 61 spinning threads does not starve a concurrent one.
-        Case::new("cpu_hog_spares_other_runs_c", C, CPU_HOG_C, Status::TimeLimitWall)
-            .limits(|l| {
-                l.pids = 64;
-                l.cpu_time_ms = 100_000;
-                l.wall_time_ms = 5_000;
-            })
-            .setup(|f| start_program_bystander(f, "burn", 3_000))
-            .check(|f, _| {
-                let burner = f.state.take_join::<RunOutcome>();
-                if burner.status == Status::Ok {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "the concurrent run ended as {} with {} ms CPU in {} ms",
-                        burner.status, burner.cpu_time_ms, burner.wall_time_ms
-                    ))
-                }
-            }),
+        Case::new(
+            "cpu_hog_spares_other_runs_c",
+            C,
+            CPU_HOG_C,
+            Status::TimeLimitWall,
+        )
+        .limits(|l| {
+            l.pids = 64;
+            l.cpu_time_ms = 100_000;
+            l.wall_time_ms = 5_000;
+        })
+        .setup(|f| start_program_bystander(f, "burn", 3_000))
+        .check(|f, _| {
+            let burner = f.state.take_join::<RunOutcome>();
+            if burner.status == Status::Ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the concurrent run ended as {} with {} ms CPU in {} ms",
+                    burner.status, burner.cpu_time_ms, burner.wall_time_ms
+                ))
+            }
+        }),
         // Socket families: an allow-list, never vsock, netlink or packet sockets.
         Case::new(
             "socket_families_are_allow_listed_jvm",
@@ -403,8 +408,14 @@ pub fn trials() -> Vec<Trial> {
             "sparse_file_cannot_grow_on_the_host",
             sparse_file_is_an_output_limit,
         ),
-        Trial::test("stdin_file_behind_a_symlink_is_refused", stdin_symlink_refused),
-        Trial::test("bind_source_behind_a_symlink_is_refused", bind_symlink_refused),
+        Trial::test(
+            "stdin_file_behind_a_symlink_is_refused",
+            stdin_symlink_refused,
+        ),
+        Trial::test(
+            "bind_source_behind_a_symlink_is_refused",
+            bind_symlink_refused,
+        ),
         Trial::test(
             "read_only_bind_is_read_only_in_its_submounts",
             read_only_reaches_submounts,
@@ -437,7 +448,10 @@ fn expect(outcome: &RunOutcome, status: Status) -> Result<(), Failed> {
 
 fn writable_dir_returns_plain_files_only() -> Result<(), Failed> {
     let job = tempfile::tempdir()?;
-    std::fs::write(job.path().join("source.c"), "int main(void) { return 0; }\n")?;
+    std::fs::write(
+        job.path().join("source.c"),
+        "int main(void) { return 0; }\n",
+    )?;
     let outcome = run(&shell(
         "cp /bin/true /job/suid && chmod 6755 /job/suid && ln -s /etc/shadow /job/link \
          && ln -s / /job/root && mkdir -p /job/d/e && echo hi > /job/d/e/f && rm /job/source.c",
@@ -447,7 +461,12 @@ fn writable_dir_returns_plain_files_only() -> Result<(), Failed> {
     let suid = std::fs::symlink_metadata(job.path().join("suid"))?;
     use std::os::unix::fs::MetadataExt;
     if suid.mode() & 0o7000 != 0 || suid.uid() != 0 {
-        return Err(format!("suid came back as mode {:o}, uid {}", suid.mode(), suid.uid()).into());
+        return Err(format!(
+            "suid came back as mode {:o}, uid {}",
+            suid.mode(),
+            suid.uid()
+        )
+        .into());
     }
     for gone in ["link", "root", "source.c"] {
         if std::fs::symlink_metadata(job.path().join(gone)).is_ok() {
@@ -514,8 +533,9 @@ fn bind_symlink_refused() -> Result<(), Failed> {
     let dir = tempfile::tempdir()?;
     let planted = dir.path().join("data");
     std::os::unix::fs::symlink("/", &planted)?;
-    let outcome =
-        run(&RunSpec::new("/bin/ls").args(["/data"]).bind(Bind::read_only(&planted, "/data")))?;
+    let outcome = run(&RunSpec::new("/bin/ls")
+        .args(["/data"])
+        .bind(Bind::read_only(&planted, "/data")))?;
     expect(&outcome, Status::ConfigError)
 }
 
@@ -535,7 +555,11 @@ fn read_only_reaches_submounts() -> Result<(), Failed> {
         )
     };
     if rc != 0 {
-        return Err(format!("mount a tmpfs for the test: {}", std::io::Error::last_os_error()).into());
+        return Err(format!(
+            "mount a tmpfs for the test: {}",
+            std::io::Error::last_os_error()
+        )
+        .into());
     }
     let outcome = run(&shell("echo x > /data/sub/f && echo wrote || echo refused")
         .bind(Bind::read_only(dir.path(), "/data")));

@@ -37,9 +37,12 @@ pub struct RunArgs {
     /// Maximum number of processes and threads alive at once.
     #[arg(long, value_name = "N", default_value_t = Limits::default().pids)]
     pids_limit: u32,
-    /// Bytes kept from each of stdout and stderr; more ends the run with `output_limit`.
+    /// Bytes kept from stdout; more ends the run with `output_limit`.
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().output_bytes)]
     output_limit: u64,
+    /// Bytes kept from stderr; more ends the run with `output_limit`.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().stderr_bytes)]
+    stderr_limit: u64,
     /// Standard input: a host file, or `-` for this command's own stdin [default: /dev/null].
     #[arg(long, value_name = "FILE")]
     stdin: Option<PathBuf>,
@@ -108,6 +111,7 @@ impl RunArgs {
             memory_bytes: self.memory_limit << 20,
             pids: self.pids_limit,
             output_bytes: self.output_limit,
+            stderr_bytes: self.stderr_limit,
             ..Limits::default()
         };
         let mut spec = RunSpec::new(program.clone())
@@ -139,7 +143,11 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let sandbox = super::native_sandbox()?;
     let outcome = sandbox.run(&spec).context("invalid sandbox request")?;
     if args.json {
-        println!("{}", serde_json::to_string(&outcome)?);
+        // Written straight out: no second copy of up to two output caps in memory.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer(&mut out, &outcome)?;
+        writeln!(out)?;
+        out.flush()?;
     } else {
         std::io::stdout().write_all(&outcome.stdout)?;
         std::io::stderr().write_all(&outcome.stderr)?;
