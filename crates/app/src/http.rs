@@ -1,8 +1,8 @@
 //! App's routes: problems for readers and setters, test-data uploads, and the internal
 //! package route distributed judge workers fetch packages from.
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::body::Body;
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -124,12 +124,24 @@ async fn upload_package(
     State(state): State<AppState>,
     caller: Authenticated,
     ApiPath(slug): ApiPath<String>,
-    body: Bytes,
+    body: Body,
 ) -> Result<Json<ProblemView>, ApiError> {
+    // Who may upload is decided before a byte of the body is read: only the problem's
+    // setters (and admins) ever make the server hold up to the upload limit.
+    state.app.check_editable(&caller.0, &slug).await?;
+    let archive = axum::body::to_bytes(body, MAX_PACKAGE_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload-too-large",
+                format!("the archive is over {MAX_PACKAGE_BYTES} bytes, or did not arrive whole"),
+            )
+        })?;
     Ok(Json(
         state
             .app
-            .upload_package(&caller.0, &slug, body.to_vec())
+            .upload_package(&caller.0, &slug, archive.to_vec())
             .await?,
     ))
 }
@@ -164,6 +176,5 @@ pub fn routes(app: AppService, service_token: ServiceToken) -> OpenApiRouter {
         .routes(routes!(get_problem, update_problem))
         .routes(routes!(upload_package))
         .routes(routes!(package_archive))
-        .layer(DefaultBodyLimit::max(MAX_PACKAGE_BYTES))
         .with_state(AppState { app, service_token })
 }

@@ -373,6 +373,11 @@ impl AppService {
     }
 
     /// The problem, if `editor` may change it.
+    /// Fails unless `editor` may change the problem (checked before an upload's body is read).
+    pub async fn check_editable(&self, editor: &Principal, slug: &str) -> Result<(), AppError> {
+        self.editable(editor, slug).await.map(drop)
+    }
+
     async fn editable(&self, editor: &Principal, slug: &str) -> Result<ProblemView, AppError> {
         let problem = self.get(Some(editor), slug).await?;
         if !editor.can(Permission::ManageProblems) {

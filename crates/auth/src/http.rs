@@ -14,15 +14,18 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::service::{AuthError, AuthService, Session};
+use crate::guard::{self, LoginGuard};
+use crate::service::{normalize_username, AuthError, AuthService, Session};
 
 /// Per-process rate limits of the auth routes.
 #[derive(Clone)]
 pub struct AuthLimits {
-    /// Login attempts per client address and per username.
+    /// Login attempts per client address (and password changes per account).
     pub login: RateLimit,
     /// Registrations per client address.
     pub register: RateLimit,
+    /// Back-off after failed logins, per client address and account (see `guard`).
+    pub failures: LoginGuard,
 }
 
 impl Default for AuthLimits {
@@ -30,6 +33,7 @@ impl Default for AuthLimits {
         Self {
             login: RateLimit::new(10, 10.0 / 60.0),
             register: RateLimit::new(5, 5.0 / 3600.0),
+            failures: LoginGuard::default(),
         }
     }
 }
@@ -107,7 +111,7 @@ fn cookie_attributes(path: &str, max_age: u64, http_only: bool, secure: bool) ->
 }
 
 fn session_response(state: &AuthState, session: Session) -> Response {
-    let csrf = crate::random_token();
+    let csrf = platform::http::csrf_token(&session.access_token);
     let secure = state.secure_cookies;
     let access_age = session.access_expires_in.as_secs();
     let refresh_age = session.refresh_expires_in.as_secs();
@@ -212,12 +216,28 @@ async fn login(
     ApiJson(body): ApiJson<Credentials>,
 ) -> Result<Response, ApiError> {
     state.limits.login.check(&format!("login-ip:{}", ip))?;
+    let pair = guard::pair(
+        &ip,
+        &normalize_username(&body.username).to_ascii_lowercase(),
+    );
+    let now = std::time::Instant::now();
     state
         .limits
-        .login
-        .check(&format!("login-user:{}", body.username))?;
-    let session = state.auth.login(&body.username, &body.password).await?;
-    Ok(session_response(&state, session))
+        .failures
+        .check(pair, now)
+        .map_err(ApiError::rate_limited)?;
+    match state.auth.login(&body.username, &body.password).await {
+        Ok(session) => {
+            state.limits.failures.succeeded(pair);
+            Ok(session_response(&state, session))
+        }
+        Err(e) => {
+            if matches!(e, AuthError::InvalidCredentials) {
+                state.limits.failures.failed(pair, now);
+            }
+            Err(e.into())
+        }
+    }
 }
 
 /// Exchange a refresh token for a new pair; the presented token is spent. Presenting a spent

@@ -2,6 +2,7 @@
 //! and the JWKS. Other owners see it only through `contracts` (a verified `Principal`, the
 //! `TokenVerifier`, `UserDirectory` and `AccountAdmin` ports).
 
+mod guard;
 pub mod http;
 pub mod password;
 mod schema;

@@ -2,10 +2,11 @@
 
 use platform::Migration;
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "accounts",
-    postgres: "
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "accounts",
+        postgres: "
         CREATE TABLE users (
             id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             username TEXT NOT NULL UNIQUE,
@@ -32,7 +33,7 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
             created_at BIGINT NOT NULL
         );
     ",
-    sqlite: "
+        sqlite: "
         CREATE TABLE users (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             username TEXT NOT NULL UNIQUE,
@@ -59,4 +60,11 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
             created_at INTEGER NOT NULL
         );
     ",
-}];
+    },
+    Migration {
+        version: 2,
+        name: "usernames unique whatever their letter case",
+        postgres: "CREATE UNIQUE INDEX users_username_ci ON users (lower(username));",
+        sqlite: "CREATE UNIQUE INDEX users_username_ci ON users (lower(username));",
+    },
+];

@@ -86,6 +86,19 @@ pub struct AuthService {
     last_reload: Arc<Mutex<Instant>>,
 }
 
+/// The form a username is stored and compared in: NFKC, so look-alike compatibility forms
+/// (full-width letters, ligatures) are the letters they stand for. Uniqueness and look-ups
+/// also ignore ASCII letter case (`Admin` is `admin`).
+pub fn normalize_username(username: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    username.nfkc().collect()
+}
+
+/// The key usernames are unique by.
+fn username_key(username: &str) -> String {
+    normalize_username(username).to_ascii_lowercase()
+}
+
 pub fn validate_username(username: &str) -> Result<(), AuthError> {
     let ok = (3..=32).contains(&username.len())
         && username
@@ -234,6 +247,7 @@ impl AuthService {
         password: &str,
         role: Role,
     ) -> Result<Account, AuthError> {
+        let username = &normalize_username(username);
         validate_username(username)?;
         validate_password(password)?;
         let hash = self.passwords.hash(password.to_string()).await?;
@@ -270,8 +284,11 @@ impl AuthService {
             Err(AuthError::UsernameTaken(_)) => {
                 let row = self
                     .db
-                    .query("SELECT id, username, role, created_at FROM users WHERE username = $1")
-                    .bind(username.to_string())
+                    .query(
+                        "SELECT id, username, role, created_at FROM users
+                         WHERE lower(username) = $1",
+                    )
+                    .bind(username_key(username))
                     .fetch_one(self.db.pool())
                     .await?;
                 Ok((account_of(&row)?, None))
@@ -281,12 +298,18 @@ impl AuthService {
     }
 
     pub async fn login(&self, username: &str, password: &str) -> Result<Session, AuthError> {
+        // A name no account can have is refused before any work (it reveals nothing: the
+        // username rules are public).
+        if validate_username(&normalize_username(username)).is_err() {
+            return Err(AuthError::InvalidCredentials);
+        }
         let row = self
             .db
             .query(
-                "SELECT id, username, role, created_at, password_hash FROM users WHERE username = $1",
+                "SELECT id, username, role, created_at, password_hash FROM users
+                 WHERE lower(username) = $1",
             )
-            .bind(username.to_string())
+            .bind(username_key(username))
             .fetch_optional(self.db.pool())
             .await?;
         let stored = row
@@ -323,7 +346,7 @@ impl AuthService {
             .await?
             .try_get(0)?;
         Ok(Session {
-            access_token: self.issue_access(&account, authz_version),
+            access_token: self.issue_access(&account, authz_version, family),
             access_expires_in: self.config.access_ttl,
             refresh_token,
             refresh_expires_in: self.config.refresh_ttl,
@@ -331,7 +354,7 @@ impl AuthService {
         })
     }
 
-    fn issue_access(&self, account: &Account, authz_version: i64) -> String {
+    fn issue_access(&self, account: &Account, authz_version: i64, session: &str) -> String {
         let now = unix_now();
         let claims = Claims {
             iss: self.config.issuer.clone(),
@@ -344,6 +367,7 @@ impl AuthService {
             iat: now,
             exp: now + self.config.access_ttl.as_secs() as i64,
             jti: hex(&crate::random_bytes::<12>()),
+            sid: Some(session.to_string()),
         };
         let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
         tokens::sign(&keys.signing, &claims)
@@ -540,11 +564,18 @@ impl TokenVerifier for AuthService {
         let claims = tokens::verify(token, &keys, &expect, unix_now())?;
         let user = claims.user_id()?;
         // The account's current state decides: a role or password change since issue
-        // (authz_version moved) or a deleted account revokes the token.
+        // (authz_version moved), a deleted account, or the end of the token's session (logout,
+        // a reused refresh token) revokes the token.
         let row = self
             .db
-            .query("SELECT username, role, authz_version FROM users WHERE id = $1")
+            .query(
+                "SELECT username, role, authz_version,
+                        (SELECT COUNT(*) FROM refresh_tokens
+                         WHERE family_id = $2 AND revoked_at IS NULL) AS live
+                 FROM users WHERE id = $1",
+            )
             .bind(user.0)
+            .bind(claims.sid.clone().unwrap_or_default())
             .fetch_optional(self.db.pool())
             .await
             .map_err(|e| TokenRejection::Unavailable(e.to_string()))?
@@ -553,6 +584,12 @@ impl TokenVerifier for AuthService {
             .try_get("authz_version")
             .map_err(|e| TokenRejection::Unavailable(e.to_string()))?;
         if version != claims.av {
+            return Err(TokenRejection::Revoked);
+        }
+        let live: i64 = row
+            .try_get("live")
+            .map_err(|e| TokenRejection::Unavailable(e.to_string()))?;
+        if claims.sid.is_none() || live == 0 {
             return Err(TokenRejection::Revoked);
         }
         let role: String = row

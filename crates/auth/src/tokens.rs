@@ -41,6 +41,10 @@ pub struct Claims {
     pub iat: i64,
     pub exp: i64,
     pub jti: String,
+    /// The session (refresh-token family) the token was issued to: ending the session ends
+    /// the token too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
 }
 
 impl Claims {
@@ -179,6 +183,7 @@ mod tests {
             iat: 1_000,
             exp: 2_000,
             jti: "j".into(),
+            sid: None,
         }
     }
 

@@ -35,7 +35,7 @@ impl Role {
         use Permission::*;
         match permission {
             Submit | RunCode | ViewPublicProblems => true,
-            ManageProblems | ViewHiddenProblems => self >= Role::Setter,
+            ManageProblems | ViewHiddenProblems | ViewTestDetails => self >= Role::Setter,
             ViewAnySource | Rejudge | ViewPipeline | ManageUsers => self == Role::Admin,
         }
     }
@@ -65,6 +65,8 @@ pub enum Permission {
     ViewHiddenProblems,
     /// Read any submission's source code.
     ViewAnySource,
+    /// Read checker messages and outputs of secret tests (they may quote hidden test data).
+    ViewTestDetails,
     Rejudge,
     /// The admin views of the pipeline (outbox, queue, dead letters, leases).
     ViewPipeline,
@@ -130,6 +132,7 @@ mod tests {
             (ViewPublicProblems, [true, true, true]),
             (ManageProblems, [false, true, true]),
             (ViewHiddenProblems, [false, true, true]),
+            (ViewTestDetails, [false, true, true]),
             (ViewAnySource, [false, false, true]),
             (Rejudge, [false, false, true]),
             (ViewPipeline, [false, false, true]),

@@ -318,9 +318,19 @@ fn is_safe(method: &Method) -> bool {
     matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
+/// The access token a request carries (bearer or cookie), for handlers that must verify it
+/// again later (a long-lived stream ends when its session does).
+pub fn presented_access_token(headers: &HeaderMap) -> Option<String> {
+    presented(headers).ok().flatten().map(|(token, _)| token)
+}
+
 /// The access token a request carries, and whether it came from a cookie.
 fn presented_token(parts: &Parts) -> Result<Option<(String, bool)>, ApiError> {
-    if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
+    presented(&parts.headers)
+}
+
+fn presented(headers: &HeaderMap) -> Result<Option<(String, bool)>, ApiError> {
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
         let value = value
             .to_str()
             .map_err(|_| ApiError::unauthenticated("malformed Authorization header"))?;
@@ -329,19 +339,31 @@ fn presented_token(parts: &Parts) -> Result<Option<(String, bool)>, ApiError> {
             .ok_or_else(|| ApiError::unauthenticated("expected a Bearer token"))?;
         return Ok(Some((token.trim().to_string(), false)));
     }
-    Ok(cookie(&parts.headers, ACCESS_COOKIE).map(|t| (t.to_string(), true)))
+    Ok(cookie(headers, ACCESS_COOKIE).map(|t| (t.to_string(), true)))
 }
 
-/// Cookie-authenticated writes must repeat the CSRF cookie in a header (double submit):
-/// another site can make the browser send cookies but cannot read them.
-fn check_csrf(parts: &Parts) -> Result<(), ApiError> {
+/// The CSRF token of a session: derived from its access token (an HttpOnly cookie no script
+/// can read), so a token planted by someone who can set cookies but holds no session matches
+/// nothing, and each new access token comes with a new CSRF token.
+pub fn csrf_token(access_token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"ulticode-csrf\0")
+        .chain_update(access_token.as_bytes())
+        .finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Cookie-authenticated writes must send the session's CSRF token (also in the readable CSRF
+/// cookie) in a header: another site can make the browser send cookies but cannot read them,
+/// and the token is bound to the access token it came with.
+fn check_csrf(parts: &Parts, access_token: &str) -> Result<(), ApiError> {
     if is_safe(&parts.method) {
         return Ok(());
     }
-    let cookie = cookie(&parts.headers, CSRF_COOKIE);
     let header = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-    match (cookie, header) {
-        (Some(c), Some(h)) if !c.is_empty() && secret_eq(c, h) => Ok(()),
+    match header {
+        Some(h) if secret_eq(&csrf_token(access_token), h) => Ok(()),
         _ => Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "csrf",
@@ -358,7 +380,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             return Ok(Caller(None));
         };
         if from_cookie {
-            check_csrf(parts)?;
+            check_csrf(parts, &token)?;
         }
         let verifier = parts
             .extensions

@@ -5,6 +5,7 @@
 
 pub mod db;
 pub mod digest;
+pub mod edge;
 pub mod http;
 pub mod leases;
 pub mod lifecycle;

@@ -124,9 +124,13 @@ impl Metrics {
                 }
             }),
         );
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { shutdown.triggered().await })
-            .await
+        crate::edge::serve(
+            listener,
+            app,
+            crate::edge::ConnectionPolicy::default(),
+            async move { shutdown.triggered().await },
+        )
+        .await
     }
 }
 

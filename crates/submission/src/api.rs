@@ -1,22 +1,25 @@
 //! The public submission API: submit (App captures the facts, intake stores them), read one,
 //! list, and watch live status over Server-Sent Events.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use axum::Json;
 use contracts::{
     Generation, JudgeProgress, Permission, Principal, ProblemFacts, ProblemId, SubmissionId,
-    Verdict,
+    UserId, Verdict,
 };
 use futures::Stream;
 use platform::http::{
-    idempotency_key, ApiError, ApiJson, ApiPath, ApiQuery, Authenticated, ProblemDetails, RateLimit,
+    idempotency_key, presented_access_token, ApiError, ApiJson, ApiPath, ApiQuery, Authenticated,
+    ProblemDetails, RateLimit, Verifier,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -36,6 +39,10 @@ pub struct SubmissionApiConfig {
     pub max_source_bytes: usize,
     /// Submissions per user.
     pub submit_limit: RateLimit,
+    /// Live-status streams one user may hold open at once.
+    pub max_streams_per_user: usize,
+    /// Ends every live-status stream when triggered (server shutdown).
+    pub closing: platform::Shutdown,
 }
 
 impl SubmissionApiConfig {
@@ -44,6 +51,8 @@ impl SubmissionApiConfig {
             languages: Arc::new(languages),
             max_source_bytes: 64 * 1024,
             submit_limit: RateLimit::new(20, 1.0),
+            max_streams_per_user: 16,
+            closing: platform::Shutdown::new(),
         }
     }
 }
@@ -53,7 +62,51 @@ struct ApiState {
     store: SubmissionStore,
     facts: Arc<dyn ProblemFacts>,
     config: SubmissionApiConfig,
+    streams: Arc<Mutex<HashMap<UserId, usize>>>,
 }
+
+/// One open live-status stream, counted against its user until dropped.
+struct StreamSlot {
+    streams: Arc<Mutex<HashMap<UserId, usize>>>,
+    user: UserId,
+}
+
+impl StreamSlot {
+    fn take(state: &ApiState, user: UserId) -> Result<Self, ApiError> {
+        let mut streams = state.streams.lock().unwrap_or_else(|e| e.into_inner());
+        let open = streams.entry(user).or_insert(0);
+        if *open >= state.config.max_streams_per_user {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too-many-streams",
+                format!(
+                    "at most {} live-status streams per user at once",
+                    state.config.max_streams_per_user
+                ),
+            ));
+        }
+        *open += 1;
+        Ok(Self {
+            streams: state.streams.clone(),
+            user,
+        })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(open) = streams.get_mut(&self.user) {
+            *open -= 1;
+            if *open == 0 {
+                streams.remove(&self.user);
+            }
+        }
+    }
+}
+
+/// How often a live-status stream re-checks the credential it was opened with.
+const REVERIFY_EVERY: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -65,7 +118,9 @@ pub struct NewSubmission {
     pub source: String,
 }
 
-/// One test's result. Outputs appear for sample tests only.
+/// One test's result. Messages and outputs appear for sample tests only, except to staff
+/// (checker messages of secret tests may quote hidden data); only the author and staff see
+/// messages at all.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct TestView {
     pub name: String,
@@ -78,17 +133,53 @@ pub struct TestView {
     pub output: Option<String>,
 }
 
-impl From<&StoredTest> for TestView {
-    fn from(t: &StoredTest) -> Self {
+/// Who is looking at a submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    /// Setters and admins: every detail.
+    Staff,
+    /// The submission's author: details of sample tests.
+    Author,
+    /// Anyone else who may see the problem: verdicts, times and memory only.
+    Other,
+}
+
+impl Audience {
+    fn of(caller: &Principal, record: &SubmissionRecord) -> Self {
+        if caller.can(Permission::ViewTestDetails) {
+            Audience::Staff
+        } else if caller.user_id == record.user_id {
+            Audience::Author
+        } else {
+            Audience::Other
+        }
+    }
+}
+
+fn is_sample(group: &str) -> bool {
+    group == "sample" || group.starts_with("sample/")
+}
+
+impl TestView {
+    fn of(t: &StoredTest, audience: Audience) -> Self {
+        let detailed = match audience {
+            Audience::Staff => true,
+            Audience::Author => is_sample(&t.group),
+            Audience::Other => false,
+        };
         Self {
             name: t.name.clone(),
             group: t.group.clone(),
             verdict: t.verdict,
             time_ms: t.time_ms,
             memory_kib: t.memory_kib,
-            message: t.message.clone(),
+            message: if detailed {
+                t.message.clone()
+            } else {
+                String::new()
+            },
             score: t.score,
-            output: t.output.clone(),
+            output: t.output.clone().filter(|_| detailed),
         }
     }
 }
@@ -151,7 +242,7 @@ pub struct SubmissionView {
     pub judged_at_ms: Option<i64>,
 }
 
-fn view(record: &SubmissionRecord, privileged: bool) -> SubmissionView {
+fn view(record: &SubmissionRecord, privileged: bool, audience: Audience) -> SubmissionView {
     let done = record.state == state::DONE;
     SubmissionView {
         id: record.id.0,
@@ -166,7 +257,11 @@ fn view(record: &SubmissionRecord, privileged: bool) -> SubmissionView {
         message: record.message.clone().filter(|_| done),
         max_score: record.max_score.filter(|_| done),
         tests: if done {
-            record.tests.iter().map(TestView::from).collect()
+            record
+                .tests
+                .iter()
+                .map(|t| TestView::of(t, audience))
+                .collect()
         } else {
             Vec::new()
         },
@@ -360,7 +455,7 @@ async fn submit(
             header::LOCATION,
             format!("/api/v1/submissions/{}", submitted.id),
         )],
-        Json(view(&record, true)),
+        Json(view(&record, true, Audience::of(principal, &record))),
     )
         .into_response())
 }
@@ -379,7 +474,8 @@ async fn get_submission(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<SubmissionView>, ApiError> {
     let (record, privileged) = state.visible(&caller.0, SubmissionId(id)).await?;
-    Ok(Json(view(&record, privileged)))
+    let audience = Audience::of(&caller.0, &record);
+    Ok(Json(view(&record, privileged, audience)))
 }
 
 /// The caller's submissions, or a problem's, newest first.
@@ -429,11 +525,41 @@ async fn list_submissions(
 async fn submission_events(
     State(state): State<ApiState>,
     caller: Authenticated,
+    Extension(verifier): Extension<Verifier>,
+    headers: HeaderMap,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let id = SubmissionId(id);
     state.visible(&caller.0, id).await?;
-    Ok(Sse::new(live_status(state.store, id)).keep_alive(KeepAlive::default()))
+    let slot = StreamSlot::take(&state, caller.0.user_id)?;
+    let credential = Credential {
+        verifier,
+        token: presented_access_token(&headers).unwrap_or_default(),
+        checked: tokio::time::Instant::now(),
+    };
+    let closing = state.config.closing.clone();
+    Ok(
+        Sse::new(live_status(state.store, id, slot, credential, closing))
+            .keep_alive(KeepAlive::default()),
+    )
+}
+
+/// The credential a stream was opened with, re-verified every [`REVERIFY_EVERY`]: logging out,
+/// a role change or an expired token ends the stream.
+struct Credential {
+    verifier: Verifier,
+    token: String,
+    checked: tokio::time::Instant,
+}
+
+impl Credential {
+    async fn still_valid(&mut self) -> bool {
+        if self.checked.elapsed() < REVERIFY_EVERY {
+            return true;
+        }
+        self.checked = tokio::time::Instant::now();
+        self.verifier.0.verify_access(&self.token).await.is_ok()
+    }
 }
 
 /// Status changes of one submission until it is done. Woken by this process's changes, and
@@ -441,24 +567,36 @@ async fn submission_events(
 fn live_status(
     store: SubmissionStore,
     id: SubmissionId,
+    slot: StreamSlot,
+    credential: Credential,
+    closing: platform::Shutdown,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     struct Watch {
         store: SubmissionStore,
         changes: tokio::sync::broadcast::Receiver<SubmissionId>,
         last: Option<LiveStatus>,
         finished: bool,
+        credential: Credential,
+        closing: platform::Shutdown,
+        _slot: StreamSlot,
     }
     let watch = Watch {
+        closing,
         changes: store.changes(),
         store,
         last: None,
         finished: false,
+        credential,
+        _slot: slot,
     };
     futures::stream::unfold(watch, move |mut watch| async move {
         if watch.finished {
             return None;
         }
         loop {
+            if watch.closing.is_triggered() || !watch.credential.still_valid().await {
+                return None;
+            }
             let record = match watch.store.get(id).await {
                 Ok(Some(record)) => record,
                 Ok(None) => return None,
@@ -479,7 +617,7 @@ fn live_status(
                 return Some((Ok(event), watch));
             }
             let changes = &mut watch.changes;
-            let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            let changes = async {
                 loop {
                     match changes.recv().await {
                         Ok(changed) if changed == id => return,
@@ -489,6 +627,12 @@ fn live_status(
                         }
                         Ok(_) => {}
                     }
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                tokio::select! {
+                    () = watch.closing.triggered() => {}
+                    () = changes => {}
                 }
             })
             .await;
@@ -510,5 +654,6 @@ pub fn routes(
             store,
             facts,
             config,
+            streams: Arc::default(),
         })
 }

@@ -9,11 +9,11 @@ use admin::AdminService;
 use app::AppService;
 use auth::{AuthLimits, AuthService};
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, HeaderName, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, StatusCode};
 use axum::response::IntoResponse;
 use axum::{Extension, Json, Router};
 use judge::Languages;
-use platform::http::{no_route, ApiError, ServiceToken, Verifier};
+use platform::http::{no_route, ApiError, Caller, ProblemDetails, ServiceToken, Verifier};
 use platform::Metrics;
 use queue::JudgeQueue;
 use serde::Serialize;
@@ -156,14 +156,36 @@ async fn ready(State(state): State<SystemState>) -> impl IntoResponse {
     (status, Json(Readiness { ready, checks }))
 }
 
-/// Prometheus metrics of this process.
+/// Prometheus metrics of this process, for the service token or an admin (they name queue
+/// sizes, failure counts and versions an anonymous visitor has no business reading).
 #[utoipa::path(get, path = "/metrics", tag = "system",
-    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
-async fn metrics(State(state): State<SystemState>) -> impl IntoResponse {
-    (
+    security(("service" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Prometheus text format", content_type = "text/plain", body = String),
+        (status = 401, description = "Neither the service token nor an admin's token", body = ProblemDetails),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+    ))]
+async fn metrics(
+    State(state): State<SystemState>,
+    headers: HeaderMap,
+    caller: Caller,
+) -> Result<impl IntoResponse, ApiError> {
+    let service = ServiceToken(state.owners.service_token.clone().into());
+    if service.check(&headers).is_err() {
+        match &caller.0 {
+            Some(principal) if principal.can(contracts::Permission::ViewPipeline) => {}
+            Some(_) => return Err(ApiError::forbidden("metrics are for admins")),
+            None => {
+                return Err(ApiError::unauthenticated(
+                    "metrics need the service token or an admin's token",
+                ))
+            }
+        }
+    }
+    Ok((
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.owners.metrics.render(),
-    )
+    ))
 }
 
 /// This document.
@@ -204,7 +226,11 @@ async fn method_not_allowed() -> ApiError {
 }
 
 /// The whole service's routes and its OpenAPI document.
-pub fn http_app(owners: &Owners) -> (Router, utoipa::openapi::OpenApi) {
+/// `closing` ends long-lived responses (live-status streams) when the server shuts down.
+pub fn http_app(
+    owners: &Owners,
+    closing: &platform::Shutdown,
+) -> (Router, utoipa::openapi::OpenApi) {
     let token = ServiceToken(owners.service_token.clone().into());
     let language_ids = owners
         .languages
@@ -234,7 +260,10 @@ pub fn http_app(owners: &Owners) -> (Router, utoipa::openapi::OpenApi) {
         .merge(submission::api::routes(
             owners.submissions.clone(),
             Arc::new(owners.app.clone()),
-            SubmissionApiConfig::new(language_ids),
+            SubmissionApiConfig {
+                closing: closing.clone(),
+                ..SubmissionApiConfig::new(language_ids)
+            },
         ))
         .merge(submission::port::routes(
             owners.submissions.clone(),
@@ -263,5 +292,5 @@ pub fn http_app(owners: &Owners) -> (Router, utoipa::openapi::OpenApi) {
             }),
         )
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
-    (router, spec)
+    (platform::edge::with_security_headers(router), spec)
 }

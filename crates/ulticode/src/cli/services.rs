@@ -122,9 +122,13 @@ async fn serve(
     app: axum::Router,
     shutdown: Shutdown,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.triggered().await })
-        .await
+    platform::edge::serve(
+        listener,
+        app,
+        platform::edge::ConnectionPolicy::default(),
+        async move { shutdown.triggered().await },
+    )
+    .await
 }
 
 pub fn dispatcher(args: DispatcherArgs) -> anyhow::Result<ExitCode> {

@@ -226,14 +226,15 @@ async fn serve_until_shutdown(
     shutdown: Shutdown,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 ) -> anyhow::Result<()> {
-    let (router, _) = http_app(&owners);
+    let (router, _) = http_app(&owners, &shutdown);
     let serving = {
         let shutdown = shutdown.clone();
-        axum::serve(
+        platform::edge::serve(
             listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
+            router,
+            platform::edge::ConnectionPolicy::default(),
+            async move { shutdown.triggered().await },
         )
-        .with_graceful_shutdown(async move { shutdown.triggered().await })
     };
     serving.await.context("serve HTTP")?;
     tracing::info!("draining background work");

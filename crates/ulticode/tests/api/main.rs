@@ -3,6 +3,7 @@
 //! Redis), each on its own data directory, database and Redis key prefix, port 0.
 
 mod flow;
+mod hardening;
 mod harness;
 mod openapi;
 mod runs;

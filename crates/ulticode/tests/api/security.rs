@@ -10,14 +10,14 @@ use sha2::{Digest, Sha256};
 use crate::harness::{examples, source, spawn_up, Api, Service, Session};
 
 /// The five kinds of caller the matrix checks.
-struct Callers {
-    user: Session,
-    other: Session,
-    setter: Session,
-    admin: Session,
+pub struct Callers {
+    pub user: Session,
+    pub other: Session,
+    pub setter: Session,
+    pub admin: Session,
 }
 
-async fn callers(api: &Api, service: &Service) -> Callers {
+pub async fn callers(api: &Api, service: &Service) -> Callers {
     for name in ["user1", "other1", "setter1"] {
         api.register(name, "password-of-some-length").await;
     }
@@ -96,7 +96,12 @@ async fn every_route_checks_who_is_calling() {
     let matrix: Vec<(Method, String, Option<Value>, [S; 5])> = vec![
         (Method::GET, "/health/live".into(), None, [OK; 5]),
         (Method::GET, "/health/ready".into(), None, [OK; 5]),
-        (Method::GET, "/metrics".into(), None, [OK; 5]),
+        (
+            Method::GET,
+            "/metrics".into(),
+            None,
+            [NO, DENY, DENY, DENY, OK],
+        ),
         (Method::GET, "/api/openapi.json".into(), None, [OK; 5]),
         (Method::GET, "/api/v1/languages".into(), None, [OK; 5]),
         (Method::GET, "/api/v1/auth/jwks".into(), None, [OK; 5]),
