@@ -340,7 +340,9 @@ impl JudgeWorker {
             return stale(&self.metrics, "lease_lost");
         }
         match outcome {
-            Ok(report) if report.verdict != Verdict::SE => {
+            // A package's own failure (a validator that timed out or crashed) is its verdict,
+            // shown to the setter; only the judge's failures are retried.
+            Ok(report) if !report.needs_retry() => {
                 for test in &report.tests {
                     self.metrics.inc(
                         "judge_test_verdicts_total",

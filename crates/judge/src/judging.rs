@@ -191,6 +191,9 @@ pub struct TestResult {
     /// The submission's output, for sample tests only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// An SE the package caused (its validator misbehaved), as opposed to the judge failing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub package_fault: bool,
 }
 
 /// The result of judging one submission.
@@ -207,6 +210,20 @@ pub struct JudgeReport {
     pub compile_output: String,
     /// Counted tests in judging order (skipped tests are absent).
     pub tests: Vec<TestResult>,
+}
+
+impl JudgeReport {
+    /// A system error the judge may recover from by judging again: the sandbox or the machine
+    /// failed. An SE whose every failing test is the package's fault (a validator that timed
+    /// out, crashed or answered nonsense) is final: judging again would fail the same way.
+    pub fn needs_retry(&self) -> bool {
+        let mut failed = self
+            .tests
+            .iter()
+            .filter(|t| t.verdict == Verdict::SE)
+            .peekable();
+        self.verdict == Verdict::SE && (failed.peek().is_none() || failed.any(|t| !t.package_fault))
+    }
 }
 
 /// Live progress, for terminals and status streams.
@@ -624,6 +641,7 @@ impl<'a> Judge<'a> {
             message: String::new(),
             score: None,
             output: None,
+            package_fault: false,
         };
         let spec = program.spec(memory_mib, &[], limits);
         let (outcome, decision) = if problem.interactive() {
@@ -642,6 +660,7 @@ impl<'a> Judge<'a> {
                     verdict,
                     message,
                     score: None,
+                    package_fault: false,
                 },
                 None => self.check(prepared, case, settings, &outcome.stdout),
             };
@@ -659,6 +678,7 @@ impl<'a> Judge<'a> {
         result.verdict = decision.verdict;
         result.message = decision.message;
         result.score = decision.score;
+        result.package_fault = decision.package_fault;
         result
     }
 
@@ -675,7 +695,7 @@ impl<'a> Judge<'a> {
                 let flags = match &settings.output_validator_flags {
                     Some(text) => match DefaultFlags::parse(text) {
                         Ok(flags) => flags,
-                        Err(e) => return system_error(format!("output_validator_flags: {e}")),
+                        Err(e) => return package_error(format!("output_validator_flags: {e}")),
                     },
                     None => *problem_flags,
                 };
@@ -690,6 +710,7 @@ impl<'a> Judge<'a> {
                     verdict: checked.verdict,
                     message: checked.message,
                     score: None,
+                    package_fault: false,
                 }
             }
             Checker::Icpc { program, flags } => {
@@ -799,7 +820,7 @@ impl<'a> Judge<'a> {
         else {
             return (
                 None,
-                system_error("interactive problems need an ICPC-style validator".into()),
+                package_error("interactive problems need an ICPC-style validator".into()),
             );
         };
         let pipes = (|| -> std::io::Result<_> {
@@ -865,6 +886,7 @@ impl<'a> Judge<'a> {
                 verdict,
                 message,
                 score: None,
+                package_fault: false,
             },
             _ => decision,
         };
@@ -873,10 +895,14 @@ impl<'a> Judge<'a> {
 }
 
 fn system_error(message: String) -> Decision {
+    Decision::system_error(message)
+}
+
+/// A system error the package causes (see [`Decision::package_fault`]).
+fn package_error(message: String) -> Decision {
     Decision {
-        verdict: Verdict::SE,
-        message,
-        score: None,
+        package_fault: true,
+        ..Decision::system_error(message)
     }
 }
 
@@ -1016,6 +1042,7 @@ fn aggregate(
             message: "the test was not judged".into(),
             score: None,
             output: None,
+            package_fault: false,
         });
         if result.verdict != Verdict::AC {
             failures.record(plan, index);
@@ -1171,7 +1198,35 @@ mod tests {
             message: String::new(),
             score: None,
             output: None,
+            package_fault: false,
         })
+    }
+
+    #[test]
+    fn only_the_judges_own_failures_are_retried() {
+        let report = |tests: Vec<TestResult>| JudgeReport {
+            verdict: Verdict::SE,
+            score: None,
+            max_score: None,
+            time_ms: 0,
+            memory_kib: 0,
+            compile_output: String::new(),
+            tests,
+        };
+        let se = |package_fault| TestResult {
+            package_fault,
+            ..result("secret/1", Verdict::SE, 1).unwrap()
+        };
+        // The compiler could not run: retry.
+        assert!(report(vec![]).needs_retry());
+        // The sandbox failed a test: retry.
+        assert!(report(vec![se(false)]).needs_retry());
+        assert!(report(vec![se(true), se(false)]).needs_retry());
+        // The validator timed out or crashed: final.
+        assert!(!report(vec![se(true)]).needs_retry());
+        let mut accepted = report(vec![result("secret/1", Verdict::AC, 1).unwrap()]);
+        accepted.verdict = Verdict::AC;
+        assert!(!accepted.needs_retry());
     }
 
     #[test]

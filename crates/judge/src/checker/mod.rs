@@ -29,14 +29,26 @@ pub struct Decision {
     pub verdict: Verdict,
     pub message: String,
     pub score: Option<f64>,
+    /// A system error caused by the package (its validator misbehaved: timed out, crashed,
+    /// answered nonsense): final, reported to the setter, never retried.
+    pub package_fault: bool,
 }
 
 impl Decision {
-    fn system_error(message: String) -> Self {
+    /// The judge could not check (the sandbox failed): worth another attempt.
+    pub(crate) fn system_error(message: String) -> Self {
         Self {
             verdict: Verdict::SE,
             message,
             score: None,
+            package_fault: false,
+        }
+    }
+
+    fn package_fault(message: String) -> Self {
+        Self {
+            package_fault: true,
+            ..Self::system_error(message)
         }
     }
 }
@@ -57,7 +69,7 @@ pub fn icpc_decision(outcome: &RunOutcome, judge_message: &str, score: Option<&s
         (Status::NonzeroExit, Some(ICPC_ACCEPT)) => Verdict::AC,
         (Status::NonzeroExit, Some(ICPC_REJECT)) => Verdict::WA,
         _ => {
-            return Decision::system_error(format!(
+            return Decision::package_fault(format!(
                 "validator ended as {} (exit code {:?}); expected exit code 42 or 43",
                 outcome.status, outcome.exit_code
             ))
@@ -68,7 +80,7 @@ pub fn icpc_decision(outcome: &RunOutcome, judge_message: &str, score: Option<&s
         Some(text) => match text.parse::<f64>() {
             Ok(value) if value.is_finite() => Some(value),
             _ => {
-                return Decision::system_error(format!(
+                return Decision::package_fault(format!(
                     "validator wrote an invalid score.txt: {text:?}"
                 ))
             }
@@ -78,6 +90,7 @@ pub fn icpc_decision(outcome: &RunOutcome, judge_message: &str, score: Option<&s
         verdict,
         message,
         score,
+        package_fault: false,
     }
 }
 
@@ -96,7 +109,7 @@ pub fn testlib_decision(outcome: &RunOutcome) -> Decision {
     let code = match outcome.status {
         Status::Ok => 0,
         Status::NonzeroExit => outcome.exit_code.unwrap_or(-1),
-        other => return Decision::system_error(format!("checker ended as {other}: {message}")),
+        other => return Decision::package_fault(format!("checker ended as {other}: {message}")),
     };
     let (verdict, score) = match code {
         0 => (Verdict::AC, None),
@@ -110,27 +123,64 @@ pub fn testlib_decision(outcome: &RunOutcome) -> Decision {
             match points {
                 Some(points) => (Verdict::AC, Some(points)),
                 None => {
-                    return Decision::system_error(format!(
+                    return Decision::package_fault(format!(
                         "checker reported points without a number: {message}"
                     ))
                 }
             }
         }
-        3 => return Decision::system_error(format!("checker failed: {message}")),
+        3 => return Decision::package_fault(format!("checker failed: {message}")),
         other => {
-            return Decision::system_error(format!("checker exited with code {other}: {message}"))
+            return Decision::package_fault(format!("checker exited with code {other}: {message}"))
         }
     };
     Decision {
         verdict,
         message,
         score,
+        package_fault: false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misbehaving_validator_is_the_packages_fault_a_failing_sandbox_is_not() {
+        let ended = |status: Status, exit_code: Option<i32>| RunOutcome {
+            exit_code,
+            fault: status.fault(),
+            status,
+            ..RunOutcome::infrastructure(Status::LaunchFailure, "x")
+        };
+        for outcome in [
+            ended(Status::TimeLimitCpu, None),
+            ended(Status::Signaled, None),
+            ended(Status::NonzeroExit, Some(1)),
+        ] {
+            let icpc = icpc_decision(&outcome, "", None);
+            assert_eq!(
+                (icpc.verdict, icpc.package_fault),
+                (Verdict::SE, true),
+                "{outcome:?}"
+            );
+        }
+        // For testlib, exit 1 is a wrong answer; a crash or timeout is the checker's fault.
+        for outcome in [
+            ended(Status::TimeLimitCpu, None),
+            ended(Status::NonzeroExit, Some(3)),
+        ] {
+            let testlib = testlib_decision(&outcome);
+            assert_eq!(
+                (testlib.verdict, testlib.package_fault),
+                (Verdict::SE, true)
+            );
+        }
+        let broken = RunOutcome::infrastructure(Status::LaunchFailure, "no supervisor");
+        assert!(!icpc_decision(&broken, "", None).package_fault);
+        assert!(!testlib_decision(&broken).package_fault);
+    }
 
     fn exited(code: i32, stderr: &str) -> RunOutcome {
         let mut outcome = RunOutcome::infrastructure(Status::LaunchFailure, "");

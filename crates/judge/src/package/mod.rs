@@ -89,6 +89,20 @@ pub struct ProblemLimits {
     pub validation_output_mib: u64,
 }
 
+/// The largest value a package may give each limit. A setter's package must not hold a judge
+/// worker for hours (`validation_time: 1e9`) or make the judge keep gigabytes of output in
+/// memory; beyond these the package is refused with the reason.
+const LIMIT_CAPS: &[(&str, f64, &str)] = &[
+    ("time_limit", 60.0, "seconds"),
+    ("memory", 8192.0, "MiB"),
+    ("output", 256.0, "MiB"),
+    ("compilation_time", 300.0, "seconds"),
+    ("compilation_memory", 8192.0, "MiB"),
+    ("validation_time", 300.0, "seconds"),
+    ("validation_memory", 8192.0, "MiB"),
+    ("validation_output", 256.0, "MiB"),
+];
+
 impl Default for ProblemLimits {
     /// The format's defaults, except the time limit (the format derives it from the
     /// submissions; one second is the conventional fallback).
@@ -388,6 +402,15 @@ fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageError> {
                     .as_f64()
                     .filter(|n| n.is_finite() && *n > 0.0)
                     .ok_or_else(|| PackageError::key(FILE, &full, "must be a positive number"))?;
+                if let Some((_, cap, unit)) = LIMIT_CAPS.iter().find(|(name, ..)| *name == key) {
+                    if number > *cap {
+                        return Err(PackageError::key(
+                            FILE,
+                            &full,
+                            format!("must be at most {cap} {unit} (this judge's cap)"),
+                        ));
+                    }
+                }
                 let whole = || -> Result<u64, PackageError> {
                     if number.fract() == 0.0 {
                         Ok(number as u64)
@@ -726,6 +749,18 @@ mod tests {
                 "key `limits.memory`: must be a whole number",
             ),
             ("limits:\n  cpus: 4", "key `limits.cpus`: unknown limit"),
+            (
+                "limits:\n  validation_time: 1000000000",
+                "key `limits.validation_time`: must be at most 300 seconds (this judge's cap)",
+            ),
+            (
+                "limits:\n  output: 1100",
+                "key `limits.output`: must be at most 256 MiB",
+            ),
+            (
+                "limits:\n  time_limit: 61",
+                "key `limits.time_limit`: must be at most 60",
+            ),
             ("limits: 5", "key `limits`: must be a mapping"),
             ("name: [unclosed", "problem.yaml: not valid YAML"),
             ("- a\n- b", "problem.yaml: must be a mapping of keys"),
