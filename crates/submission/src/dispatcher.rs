@@ -34,6 +34,9 @@ pub struct DispatcherConfig {
     /// Rows created before this database time (epoch ms) are not dispatched (migration
     /// cutover); 0 dispatches everything.
     pub cutover_watermark_ms: i64,
+    /// Submissions of one user on the queue or being judged at once; the user's further
+    /// intents wait in the outbox, so a user's backlog delays only that user (0: no limit).
+    pub max_in_flight_per_user: i64,
 }
 
 impl Default for DispatcherConfig {
@@ -42,6 +45,7 @@ impl Default for DispatcherConfig {
             batch: 50,
             interval: Duration::from_secs(2),
             cutover_watermark_ms: 0,
+            max_in_flight_per_user: 0,
         }
     }
 }
@@ -87,24 +91,49 @@ impl Dispatcher {
     pub async fn pass(&self) -> Result<PassReport, DbError> {
         let db = self.store.db();
         let mut tx = db.begin().await?;
+        // With a per-user limit, intents of users already at it are not even looked at (so a
+        // heavy user's backlog never fills the batch); `in_flight` counts the user's
+        // unfinished submissions that are not waiting here.
         let rows = db
             .query(
-                "SELECT id, submission_id, generation, payload, attempts FROM judge_outbox \
-                 WHERE state = 'PENDING' AND next_retry_at <= {now} AND is_shadow = 0 AND created_at >= $2 \
-                 ORDER BY id LIMIT $1 {skip_locked}",
+                "SELECT id, submission_id, generation, payload, attempts, owner, in_flight FROM ( \
+                   SELECT o.id, o.submission_id, o.generation, o.payload, o.attempts, s.user_id AS owner, \
+                     CASE WHEN $3 > 0 THEN ( \
+                       SELECT COUNT(*) FROM submissions s2 \
+                       WHERE s2.user_id = s.user_id AND s2.state <> 'done' \
+                         AND NOT EXISTS (SELECT 1 FROM judge_outbox o2 \
+                                         WHERE o2.submission_id = s2.id AND o2.state = 'PENDING') \
+                     ) ELSE 0 END AS in_flight \
+                   FROM judge_outbox o JOIN submissions s ON s.id = o.submission_id \
+                   WHERE o.state = 'PENDING' AND o.next_retry_at <= {now} AND o.is_shadow = 0 \
+                     AND o.created_at >= $2 \
+                 ) due WHERE $3 <= 0 OR in_flight < $3 \
+                 ORDER BY id LIMIT $1",
             )
             .bind(self.config.batch)
             .bind(self.config.cutover_watermark_ms)
+            .bind(self.config.max_in_flight_per_user)
             .fetch_all(&mut *tx)
             .await?;
+        let rows = self.lock_rows(&mut tx, rows).await?;
         let mut report = PassReport::default();
         let mut valid = Vec::with_capacity(rows.len());
+        let mut taken: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
         for row in rows {
             let id: i64 = row.try_get(0)?;
             let submission_id: i64 = row.try_get(1)?;
             let generation: i64 = row.try_get(2)?;
             let payload: String = row.try_get(3)?;
             let attempts: i64 = row.try_get(4)?;
+            let owner: i64 = row.try_get(5)?;
+            let in_flight: i64 = row.try_get(6)?;
+            if self.config.max_in_flight_per_user > 0 {
+                let this_pass = taken.entry(owner).or_insert(0);
+                if in_flight + *this_pass >= self.config.max_in_flight_per_user {
+                    continue;
+                }
+                *this_pass += 1;
+            }
             let malformed = match serde_json::from_str::<JudgeMessage>(&payload) {
                 Ok(message) => {
                     let missing = message.missing_fields();
@@ -178,6 +207,43 @@ impl Dispatcher {
         report.sent = sent.len();
         tx.commit().await?;
         Ok(report)
+    }
+
+    /// Locks the candidate rows still pending, skipping those another dispatcher holds; returns
+    /// only the rows this pass now owns.
+    async fn lock_rows(
+        &self,
+        tx: &mut platform::db::Transaction<'static, platform::db::Any>,
+        rows: Vec<platform::db::AnyRow>,
+    ) -> Result<Vec<platform::db::AnyRow>, DbError> {
+        if rows.is_empty() {
+            return Ok(rows);
+        }
+        let ids: Vec<i64> = rows
+            .iter()
+            .map(|row| row.try_get::<i64, _>(0))
+            .collect::<Result<_, _>>()?;
+        let list: Vec<String> = (1..=ids.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT id FROM judge_outbox WHERE id IN ({}) AND state = 'PENDING' {{skip_locked}}",
+            list.join(", ")
+        );
+        let mut query = self.store.db().query(&sql);
+        for id in &ids {
+            query = query.bind(*id);
+        }
+        let locked: std::collections::HashSet<i64> = query
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(|row| row.try_get::<i64, _>(0))
+            .collect::<Result<_, _>>()?;
+        Ok(rows
+            .into_iter()
+            .zip(ids)
+            .filter(|(_, id)| locked.contains(id))
+            .map(|(row, _)| row)
+            .collect())
     }
 
     /// Marks a malformed intent `DEAD` and its submission System Error, in the pass's

@@ -36,6 +36,8 @@ pub struct RunsConfig {
     pub node: String,
     /// Receipts a node keeps at most (unexpired).
     pub max_receipts: i64,
+    /// Unexpired receipts one user may hold: no handful of accounts can fill the node's.
+    pub max_receipts_per_user: i64,
     pub receipt_ttl: Duration,
     /// Limits of the synchronous preview (strict: it holds a request open).
     pub preview_limits: RunLimits,
@@ -45,6 +47,9 @@ pub struct RunsConfig {
     pub max_stdin_bytes: usize,
     /// Runs executing at once on this node.
     pub concurrency: usize,
+    /// Runs of one user executing at once on this node: the user's further runs wait for
+    /// their own, never for a slot another user could have.
+    pub concurrency_per_user: usize,
     /// Run requests per user.
     pub rate_limit: RateLimit,
     pub languages: Arc<Vec<String>>,
@@ -54,7 +59,8 @@ impl RunsConfig {
     pub fn new(node: impl Into<String>, languages: Vec<String>) -> Self {
         Self {
             node: node.into(),
-            max_receipts: 1024,
+            max_receipts: 8192,
+            max_receipts_per_user: 32,
             receipt_ttl: Duration::from_secs(15 * 60),
             preview_limits: RunLimits {
                 time_limit_ms: 2_000,
@@ -69,6 +75,7 @@ impl RunsConfig {
             max_source_bytes: 64 * 1024,
             max_stdin_bytes: 256 * 1024,
             concurrency: 2,
+            concurrency_per_user: 1,
             rate_limit: RateLimit::new(20, 1.0),
             languages: Arc::new(languages),
         }
@@ -111,6 +118,8 @@ pub struct Runs {
     runner: Arc<dyn CodeRunner>,
     config: Arc<RunsConfig>,
     slots: Arc<Semaphore>,
+    /// Each user's own slots (see [`RunsConfig::concurrency_per_user`]).
+    user_slots: Arc<Mutex<HashMap<i64, Arc<Semaphore>>>>,
     /// Cancellers of the runs executing in this process.
     running: Arc<Mutex<HashMap<String, Canceller>>>,
 }
@@ -162,6 +171,7 @@ impl Runs {
             db,
             runner,
             slots: Arc::new(Semaphore::new(config.concurrency.max(1))),
+            user_slots: Arc::default(),
             config: Arc::new(config),
             running: Arc::default(),
         })
@@ -190,6 +200,16 @@ impl Runs {
     }
 
     /// Unexpired receipts of this node.
+    async fn receipts_held_by(&self, user: i64) -> Result<i64, DbError> {
+        Ok(self
+            .db
+            .query("SELECT COUNT(*) FROM run_receipts WHERE user_id = $1 AND expires_at >= {now}")
+            .bind(user)
+            .fetch_one(self.db.pool())
+            .await?
+            .try_get(0)?)
+    }
+
     async fn receipts_held(&self) -> Result<i64, DbError> {
         Ok(self
             .db
@@ -263,6 +283,17 @@ impl Runs {
         if let Some(existing) = self.replay(caller.user_id, &key, &print).await? {
             return Ok(Err(existing));
         }
+        if self.receipts_held_by(caller.user_id.0).await? >= self.config.max_receipts_per_user {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too-many-runs",
+                format!(
+                    "at most {} runs per user are kept at once; older ones expire after {} s",
+                    self.config.max_receipts_per_user,
+                    self.config.receipt_ttl.as_secs()
+                ),
+            ));
+        }
         if self.receipts_held().await? >= self.config.max_receipts {
             self.delete_expired().await?;
             if self.receipts_held().await? >= self.config.max_receipts {
@@ -322,10 +353,27 @@ impl Runs {
         view_of(&row)
     }
 
-    /// Executes a queued receipt: queued → running → done (or failed), each step conditional
-    /// so a cancel in between wins.
-    async fn execute(&self, id: &str, request: RunRequest, limits: RunLimits) {
-        let _slot = self.slots.acquire().await;
+    /// Executes a queued receipt on a task of its own (so a caller that goes away cannot free
+    /// the slot while the program still runs) and waits for it.
+    async fn execute(&self, user: i64, id: &str, request: RunRequest, limits: RunLimits) {
+        let (runs, id) = (self.clone(), id.to_string());
+        let _ =
+            tokio::spawn(async move { runs.execute_here(user, &id, request, limits).await }).await;
+    }
+
+    /// queued → running → done (or failed), each step conditional so a cancel in between wins.
+    /// The user's own slot first, then one of the node's: a user's backlog waits in line
+    /// behind itself.
+    async fn execute_here(&self, user: i64, id: &str, request: RunRequest, limits: RunLimits) {
+        let mine = self
+            .user_slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(user)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.config.concurrency_per_user.max(1))))
+            .clone();
+        let mine = mine.acquire_owned().await;
+        let slot = self.slots.acquire().await;
         let started = self
             .db
             .query(
@@ -370,6 +418,13 @@ impl Runs {
         if let Err(e) = written {
             tracing::error!(error = %e, run = id, "run result not recorded");
         }
+        drop(slot);
+        drop(mine);
+        // Forget users with nothing running or waiting (the map holds the only other handle).
+        self.user_slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, slots| Arc::strong_count(slots) > 1);
     }
 
     /// Cancels a queued or running run of the caller's.
@@ -456,8 +511,13 @@ async fn preview(
     let key = request_key(&headers, &request)?;
     let view = match runs.admit(&principal, Mode::Preview, key, &request).await? {
         Ok(new) => {
-            runs.execute(&new.id, request, runs.config.preview_limits)
-                .await;
+            runs.execute(
+                principal.user_id.0,
+                &new.id,
+                request,
+                runs.config.preview_limits,
+            )
+            .await;
             runs.get(&principal, &new.id).await?
         }
         Err(existing) => existing,
@@ -489,9 +549,10 @@ async fn submit_run(
     match runs.admit(&principal, Mode::Async, key, &request).await? {
         Ok(new) => {
             let (worker, id) = (runs.clone(), new.id.clone());
+            let user = principal.user_id.0;
             tokio::spawn(async move {
                 let limits = worker.config.run_limits;
-                worker.execute(&id, request, limits).await
+                worker.execute_here(user, &id, request, limits).await
             });
             Ok((StatusCode::ACCEPTED, Json(new)).into_response())
         }

@@ -207,4 +207,16 @@ pub const MIGRATIONS: &[Migration] = &[
             CREATE INDEX run_receipts_node ON run_receipts (node, state);
             CREATE INDEX run_receipts_expiry ON run_receipts (expires_at)",
     },
+    Migration {
+        version: 4,
+        name: "per-user fairness look-ups",
+        postgres: "
+            CREATE INDEX submissions_user_state ON submissions (user_id, state);
+            CREATE INDEX judge_outbox_submission ON judge_outbox (submission_id, state);
+            CREATE INDEX run_receipts_user ON run_receipts (user_id, expires_at)",
+        sqlite: "
+            CREATE INDEX submissions_user_state ON submissions (user_id, state);
+            CREATE INDEX judge_outbox_submission ON judge_outbox (submission_id, state);
+            CREATE INDEX run_receipts_user ON run_receipts (user_id, expires_at)",
+    },
 ];

@@ -632,6 +632,77 @@ async fn shadow_rows_and_rows_before_the_cutover_are_not_dispatched(store: Submi
     );
 }
 
+async fn submit_as(store: &SubmissionStore, user: i64) -> SubmissionId {
+    let request = SubmitRequest {
+        user_id: UserId(user),
+        ..request("int main(){}", None)
+    };
+    store.submit(&facts(user, 3), &request).await.unwrap().id
+}
+
+/// A user's backlog waits behind itself: at most `max_in_flight_per_user` of a user's
+/// submissions are on the queue or being judged, and others' intents are dispatched at once.
+async fn a_users_backlog_waits_behind_itself(store: SubmissionStore) {
+    let queue_dir = tempfile::tempdir().unwrap();
+    let queue_db = Db::sqlite_owner(queue_dir.path(), "queue").await.unwrap();
+    let queue: Arc<dyn JudgeQueue> = Arc::new(
+        SqlQueue::new(queue_db, QueueConfig::default())
+            .await
+            .unwrap(),
+    );
+    let mut heavy = Vec::new();
+    for _ in 0..6 {
+        heavy.push(submit_as(&store, 7).await);
+    }
+    let light = submit_as(&store, 8).await;
+    let config = DispatcherConfig {
+        max_in_flight_per_user: 2,
+        ..Default::default()
+    };
+    let dispatcher = Dispatcher::new(store.clone(), Some(queue.clone()), config, Metrics::new());
+    assert_eq!(
+        dispatcher.pass().await.unwrap().sent,
+        3,
+        "two of the heavy user's, the light one"
+    );
+    assert_eq!(
+        dispatcher.pass().await.unwrap().sent,
+        0,
+        "the heavy user is at the limit"
+    );
+    let delivered = queue
+        .receive("w", 10, Duration::from_millis(100))
+        .await
+        .unwrap();
+    let mut got: Vec<i64> = delivered
+        .iter()
+        .map(|d| {
+            serde_json::from_str::<contracts::JudgeMessage>(&d.payload)
+                .unwrap()
+                .submission_id
+                .0
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, vec![heavy[0].0, heavy[1].0, light.0]);
+    // One of the heavy user's is judged (acquired, then done): the next one goes out.
+    store
+        .acquire(heavy[0], Generation(1), &attempt("a"))
+        .await
+        .unwrap();
+    assert_eq!(
+        dispatcher.pass().await.unwrap().sent,
+        0,
+        "judging still counts"
+    );
+    assert!(store
+        .complete(heavy[0], Generation(1), &attempt("a"), &result(Verdict::AC))
+        .await
+        .unwrap());
+    assert_eq!(dispatcher.pass().await.unwrap().sent, 1);
+    assert_eq!(dispatcher.pass().await.unwrap().sent, 0);
+}
+
 macro_rules! conformance {
     ($($behaviour:ident),* $(,)?) => {
         fn config() -> SubmissionConfig {
@@ -658,6 +729,7 @@ conformance!(
     the_recovery_budget_ends_in_system_error,
     sent_but_unclaimed_intents_are_redriven,
     the_dispatcher_sends_due_intents_once,
+    a_users_backlog_waits_behind_itself,
     malformed_intents_die_and_their_submission_becomes_system_error,
     without_a_queue_intents_are_kept_and_retried_with_backoff,
     shadow_rows_and_rows_before_the_cutover_are_not_dispatched,

@@ -128,6 +128,8 @@ const VISIBILITY_TIMEOUT_S: u64 = 8;
 const SWEEP_AFTER_MS: u64 = 10_000;
 /// Submissions in flight at once: the queue never backs up past the sweeper's threshold.
 const OUTSTANDING: usize = 12;
+/// Users the submissions are spread over.
+const USERS: usize = 6;
 
 fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
@@ -450,8 +452,15 @@ async fn chaos(args: &ChaosArgs) -> anyhow::Result<Report> {
         let outstanding = tracked.values().filter(|t| t.terminal.is_none()).count();
         if tracked.len() < args.submissions && outstanding < OUTSTANDING {
             let (expected, language, source) = kind(&mut rng);
+            // Several users, so the dispatcher's per-user limit is exercised under the faults
+            // without capping the run's throughput at one user's share.
+            let user = UserId(1 + (tracked.len() % USERS) as i64);
+            let facts = SubmissionFactsSnapshot {
+                user_id: user,
+                ..facts.clone()
+            };
             let request = SubmitRequest {
-                user_id: UserId(1),
+                user_id: user,
                 problem_id: ProblemId(1),
                 language: language.into(),
                 source: source.into(),

@@ -91,6 +91,10 @@ pub struct DispatcherArgs {
     /// Outbox rows per dispatch pass.
     #[arg(long, default_value_t = 50)]
     batch: i64,
+    /// Submissions of one user queued or judging at once; the rest wait in the outbox, so
+    /// one user's backlog cannot delay everyone else's verdicts (0: no limit).
+    #[arg(long, default_value_t = 4)]
+    max_in_flight_per_user: i64,
     /// Milliseconds between dispatch passes when nothing wakes the dispatcher.
     #[arg(long, default_value_t = 2_000)]
     interval_ms: u64,
@@ -158,6 +162,7 @@ pub fn dispatcher(args: DispatcherArgs) -> anyhow::Result<ExitCode> {
                 batch: args.batch,
                 interval: Duration::from_millis(args.interval_ms),
                 cutover_watermark_ms: 0,
+                max_in_flight_per_user: args.max_in_flight_per_user,
             },
             metrics.clone(),
         );

@@ -340,10 +340,15 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 ..WorkerConfig::new("embedded")
             },
         ));
+        // One user may keep every judge slot busy, but no more: whoever submits next waits
+        // for one judging at most, never for the first user's whole backlog.
         let dispatcher = Dispatcher::new(
             owners.submissions.clone(),
             Some(queue),
-            DispatcherConfig::default(),
+            DispatcherConfig {
+                max_in_flight_per_user: concurrency as i64,
+                ..DispatcherConfig::default()
+            },
             metrics.clone(),
         );
         let tasks = vec![
