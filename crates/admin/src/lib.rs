@@ -184,7 +184,10 @@ impl AdminService {
     }
 
     /// Runs `command` once per (actor, idempotency key): a repeat with the same request
-    /// returns the stored response; the same key with another request is a conflict.
+    /// returns the stored response; the same key with another request is a conflict. The key
+    /// is claimed (a receipt row with no response yet) before the command runs, so two
+    /// concurrent requests with one key never both run it: the second gets a 409 while the
+    /// first is in progress. A command that fails releases its claim, so it may be retried.
     async fn once<T, F, Fut>(
         &self,
         actor: &Principal,
@@ -201,44 +204,95 @@ impl AdminService {
             return command().await;
         };
         let print = platform::digest::fingerprint(&[request.as_bytes()]);
-        let stored = self
+        let claimed = self
             .db
             .query(
-                "SELECT fingerprint, response FROM command_receipts WHERE actor_id = $1 AND idempotency_key = $2",
+                "INSERT INTO command_receipts (actor_id, idempotency_key, fingerprint, response, created_at) \
+                 VALUES ($1, $2, $3, '', {now})",
             )
             .bind(actor.user_id.0)
             .bind(key.clone())
-            .fetch_optional(self.db.pool())
+            .bind(print.clone())
+            .execute(self.db.pool())
             .await
-            .map_err(DbError::from)?;
-        if let Some(row) = stored {
-            let (stored_print, response): (String, String) = (
-                row.try_get(0).map_err(DbError::from)?,
-                row.try_get(1).map_err(DbError::from)?,
-            );
-            if stored_print != print {
-                return Err(ApiError::conflict(
-                    "idempotency-conflict",
-                    format!("idempotency key {key:?} was used for a different request"),
-                ));
-            }
-            return serde_json::from_str(&response).map_err(ApiError::internal);
+            .map_err(DbError::from);
+        match claimed {
+            Ok(_) => {}
+            Err(e) if e.is_unique_violation() => return self.replay(actor, &key, &print).await,
+            Err(e) => return Err(e.into()),
         }
-        let result = command().await?;
+        let result = match command().await {
+            Ok(result) => result,
+            Err(e) => {
+                let released = self
+                    .db
+                    .query(
+                        "DELETE FROM command_receipts WHERE actor_id = $1 AND idempotency_key = $2 AND response = ''",
+                    )
+                    .bind(actor.user_id.0)
+                    .bind(key.clone())
+                    .execute(self.db.pool())
+                    .await;
+                if let Err(release) = released {
+                    tracing::error!(error = %release, "idempotency claim not released");
+                }
+                return Err(e);
+            }
+        };
         let response = serde_json::to_string(&result).map_err(ApiError::internal)?;
         self.db
             .query(
-                "INSERT INTO command_receipts (actor_id, idempotency_key, fingerprint, response, created_at) \
-                 VALUES ($1, $2, $3, $4, {now})",
+                "UPDATE command_receipts SET response = $3 WHERE actor_id = $1 AND idempotency_key = $2",
             )
             .bind(actor.user_id.0)
             .bind(key)
-            .bind(print)
             .bind(response)
             .execute(self.db.pool())
             .await
             .map_err(DbError::from)?;
         Ok(result)
+    }
+
+    /// The stored answer to a key already claimed.
+    async fn replay<T: serde::de::DeserializeOwned>(
+        &self,
+        actor: &Principal,
+        key: &str,
+        print: &str,
+    ) -> Result<T, ApiError> {
+        let row = self
+            .db
+            .query(
+                "SELECT fingerprint, response FROM command_receipts WHERE actor_id = $1 AND idempotency_key = $2",
+            )
+            .bind(actor.user_id.0)
+            .bind(key.to_string())
+            .fetch_optional(self.db.pool())
+            .await
+            .map_err(DbError::from)?
+            .ok_or_else(|| {
+                ApiError::conflict(
+                    "idempotency-in-progress",
+                    format!("a request with idempotency key {key:?} just failed; retry it"),
+                )
+            })?;
+        let (stored_print, response): (String, String) = (
+            row.try_get(0).map_err(DbError::from)?,
+            row.try_get(1).map_err(DbError::from)?,
+        );
+        if stored_print != print {
+            return Err(ApiError::conflict(
+                "idempotency-conflict",
+                format!("idempotency key {key:?} was used for a different request"),
+            ));
+        }
+        if response.is_empty() {
+            return Err(ApiError::conflict(
+                "idempotency-in-progress",
+                format!("a request with idempotency key {key:?} is still in progress"),
+            ));
+        }
+        serde_json::from_str(&response).map_err(ApiError::internal)
     }
 
     async fn rejudge_one(&self, actor: &Principal, id: i64) -> Result<RejudgeResult, ApiError> {
@@ -313,11 +367,19 @@ async fn rejudge_batch(
             "submission_ids: 1 to 500 ids",
         ));
     }
-    let request = format!("rejudge-batch:{:?}", body.submission_ids);
+    // Each submission once, however often the list names it (in first-mention order).
+    let mut seen = std::collections::HashSet::new();
+    let ids: Vec<i64> = body
+        .submission_ids
+        .iter()
+        .copied()
+        .filter(|id| seen.insert(*id))
+        .collect();
+    let request = format!("rejudge-batch:{ids:?}");
     let results = admin_service
         .once(actor, key, &request, || async {
-            let mut results = Vec::with_capacity(body.submission_ids.len());
-            for id in &body.submission_ids {
+            let mut results = Vec::with_capacity(ids.len());
+            for id in &ids {
                 results.push(admin_service.rejudge_one(actor, *id).await?);
             }
             Ok(results)

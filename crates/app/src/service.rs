@@ -297,7 +297,13 @@ pub struct AppService {
     users: Arc<dyn UserDirectory>,
     /// Where packages are unpacked for in-process judging (`<dir>/<hash>`).
     package_cache: PathBuf,
+    /// Package validations at once: each may unpack up to the archive limit into temporary
+    /// space, so parallel uploads may not multiply it without bound.
+    validations: Arc<tokio::sync::Semaphore>,
 }
+
+/// Package uploads validated at once per process.
+const CONCURRENT_VALIDATIONS: usize = 2;
 
 impl AppService {
     pub async fn open(
@@ -310,6 +316,7 @@ impl AppService {
             db,
             users,
             package_cache,
+            validations: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_VALIDATIONS)),
         })
     }
 
@@ -428,7 +435,16 @@ impl AppService {
         archive: Vec<u8>,
     ) -> Result<ProblemView, AppError> {
         self.editable(editor, slug).await?;
+        // Held by the blocking task itself: a client that goes away does not free the slot
+        // while the archive is still being unpacked.
+        let validating = self
+            .validations
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| AppError::Internal(e.to_string()))?;
         let (archive, hash, limits, samples) = tokio::task::spawn_blocking(move || {
+            let _validating = validating;
             let work = tempfile::tempdir().map_err(|e| AppError::Internal(e.to_string()))?;
             let validated = archive::validate(&archive, work.path(), ArchiveLimits::default())
                 .map_err(AppError::BadPackage)?;

@@ -267,10 +267,48 @@ struct ProblemConfig {
     time_limit_ms: Option<u64>,
 }
 
+/// Bounds on a YAML file of a package, checked before parsing: deeply nested or alias-heavy
+/// YAML costs the parser super-linear time (a 200 KB nest took a minute of CPU), and these
+/// files are a few lines in every real package.
+const YAML_MAX_BYTES: usize = 64 * 1024;
+const YAML_MAX_DEPTH: usize = 32;
+const YAML_MAX_ALIASES: usize = 64;
+
+/// Parses a package's YAML file within the bounds above.
+pub(crate) fn parse_yaml(text: &str) -> Result<Value, String> {
+    if text.len() > YAML_MAX_BYTES {
+        return Err(format!("larger than {YAML_MAX_BYTES} bytes"));
+    }
+    let mut depth = 0usize;
+    for byte in text.bytes() {
+        match byte {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > YAML_MAX_DEPTH {
+                    return Err(format!("nested deeper than {YAML_MAX_DEPTH} levels"));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let indent = text
+        .lines()
+        .map(|line| line.len() - line.trim_start_matches([' ', '-']).len())
+        .max()
+        .unwrap_or(0);
+    if indent > 2 * YAML_MAX_DEPTH {
+        return Err(format!("indented deeper than {YAML_MAX_DEPTH} levels"));
+    }
+    if text.matches('*').count() > YAML_MAX_ALIASES {
+        return Err(format!("more than {YAML_MAX_ALIASES} aliases"));
+    }
+    serde_yaml_ng::from_str(text).map_err(|e| format!("not valid YAML: {e}"))
+}
+
 fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageError> {
     const FILE: &str = "problem.yaml";
-    let value: Value = serde_yaml_ng::from_str(text)
-        .map_err(|e| PackageError::new(FILE, format!("not valid YAML: {e}")))?;
+    let value: Value = parse_yaml(text).map_err(|e| PackageError::new(FILE, e))?;
     let map = match &value {
         Value::Mapping(map) => map.clone(),
         Value::Null => Default::default(),
@@ -763,6 +801,14 @@ mod tests {
             ),
             ("limits: 5", "key `limits`: must be a mapping"),
             ("name: [unclosed", "problem.yaml: not valid YAML"),
+            (
+                &format!("name: {}{}", "[".repeat(40), "]".repeat(40)),
+                "problem.yaml: nested deeper than 32 levels",
+            ),
+            (
+                &format!("name: x\nrights: {}", "y".repeat(70_000)),
+                "problem.yaml: larger than 65536 bytes",
+            ),
             ("- a\n- b", "problem.yaml: must be a mapping of keys"),
         ];
         for (text, expected) in cases {

@@ -215,8 +215,7 @@ fn load_group(
 type KeyError = (Option<String>, String);
 
 fn parse_testdata_yaml(text: &str, inherited: &GroupSettings) -> Result<GroupSettings, KeyError> {
-    let value: Value =
-        serde_yaml_ng::from_str(text).map_err(|e| (None, format!("not valid YAML: {e}")))?;
+    let value: Value = super::parse_yaml(text).map_err(|e| (None, e))?;
     let map = match value {
         Value::Mapping(map) => map,
         Value::Null => return Ok(inherited.clone()),

@@ -419,3 +419,52 @@ async fn every_response_carries_the_security_headers() {
         assert!(headers.contains_key("content-security-policy"), "{path}");
     }
 }
+
+#[tokio::test]
+async fn admin_rejudges_run_once_per_key_and_once_per_submission() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    let c = callers(&api, &service).await;
+    let id = api
+        .submit(
+            &c.user,
+            "aplusb",
+            "python3",
+            "print(sum(map(int, input().split())))",
+        )
+        .await;
+    api.watch(&c.user, id).await;
+    let generation = |body: &Value| body["status"]["generation"].as_i64().unwrap();
+    let batch = |key: Option<&'static str>| {
+        let mut request = api
+            .http
+            .post(format!("{}/api/v1/admin/rejudge", api.base))
+            .bearer_auth(&c.admin.access)
+            .json(&json!({"submission_ids": vec![id; 500]}));
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        request.send()
+    };
+    // Eight concurrent requests with one key: one rejudge.
+    let answers = futures::future::join_all((0..8).map(|_| batch(Some("one-key")))).await;
+    for answer in answers {
+        let status = answer.unwrap().status();
+        assert!(
+            status == StatusCode::OK || status == StatusCode::CONFLICT,
+            "{status}"
+        );
+    }
+    let (_, after) = api
+        .get(&format!("/api/v1/submissions/{id}"), Some(&c.admin.access))
+        .await;
+    assert_eq!(generation(&after), 2, "one key, one rejudge");
+    // One id named 500 times: rejudged once.
+    let response = batch(None).await.unwrap();
+    let results: Value = response.json().await.unwrap();
+    assert_eq!(results.as_array().map(Vec::len), Some(1), "{results}");
+    let (_, after) = api
+        .get(&format!("/api/v1/submissions/{id}"), Some(&c.admin.access))
+        .await;
+    assert_eq!(generation(&after), 3);
+}
