@@ -453,6 +453,15 @@ impl AppService {
         })
         .await
         .map_err(|e| AppError::Internal(e.to_string()))??;
+        // Validation takes a while: a setter demoted meanwhile commits nothing.
+        let role = self
+            .users
+            .current_role(editor.user_id)
+            .await
+            .map_err(|e| AppError::Internal(e.to_string()))?;
+        if !role.is_some_and(|r| r.can(Permission::ManageProblems)) {
+            return Err(AppError::NotAuthor);
+        }
         let mut tx = self.db.begin().await?;
         let stored: i64 = self
             .db

@@ -17,13 +17,24 @@ enum Backing {
     Postgres(#[allow(dead_code)] TestPostgres),
 }
 
-/// Auth's directory as App sees it: every id below 100 exists.
+/// Auth's directory as App sees it: every id below 100 exists; user 66 has just been demoted
+/// to a plain user, everyone else keeps their role.
 struct Directory;
+
+const DEMOTED: i64 = 66;
 
 #[async_trait]
 impl UserDirectory for Directory {
     async fn user_exists(&self, user: UserId) -> Result<bool, PortError> {
         Ok(user.0 < 100)
+    }
+
+    async fn current_role(&self, user: UserId) -> Result<Option<Role>, PortError> {
+        Ok(match user.0 {
+            DEMOTED => Some(Role::User),
+            id if id < 100 => Some(Role::Admin),
+            _ => None,
+        })
     }
 }
 
@@ -145,6 +156,13 @@ async fn packages_are_validated_stored_by_hash_and_served(db: Db) {
         .await;
     assert!(matches!(bad, Err(AppError::BadPackage(_))), "{bad:?}");
     assert!(!app.get(None, "aplusb").await.unwrap().has_test_data);
+
+    // A setter demoted while the upload was being validated commits nothing.
+    let demoted = who(DEMOTED, Role::Setter);
+    app.create(&demoted, problem("theirs")).await.unwrap();
+    let late = app.upload_package(&demoted, "theirs", aplusb()).await;
+    assert!(matches!(late, Err(AppError::NotAuthor)), "{late:?}");
+    assert!(!app.get(None, "theirs").await.unwrap().has_test_data);
 
     let view = app
         .upload_package(&setter, "aplusb", aplusb())

@@ -612,6 +612,14 @@ impl UserDirectory for AuthService {
     async fn user_exists(&self, user: UserId) -> Result<bool, PortError> {
         Ok(self.account(user).await.map_err(port_error)?.is_some())
     }
+
+    async fn current_role(&self, user: UserId) -> Result<Option<Role>, PortError> {
+        Ok(self
+            .account(user)
+            .await
+            .map_err(port_error)?
+            .map(|a| a.role))
+    }
 }
 
 #[async_trait]

@@ -117,6 +117,10 @@ pub trait TokenVerifier: Send + Sync {
 #[async_trait]
 pub trait UserDirectory: Send + Sync {
     async fn user_exists(&self, user: UserId) -> Result<bool, PortError>;
+
+    /// The account's role now (a token's role is as of its verification); `None` when the
+    /// account is gone. Long operations re-check it before they commit.
+    async fn current_role(&self, user: UserId) -> Result<Option<Role>, PortError>;
 }
 
 #[cfg(test)]

@@ -468,3 +468,40 @@ async fn admin_rejudges_run_once_per_key_and_once_per_submission() {
         .await;
     assert_eq!(generation(&after), 3);
 }
+
+#[tokio::test]
+async fn one_users_runs_never_hold_every_run_slot() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    for name in ["busy", "patient"] {
+        api.register(name, "password-of-some-length").await;
+    }
+    let busy = api.login("busy", "password-of-some-length").await;
+    let patient = api.login("patient", "password-of-some-length").await;
+    for _ in 0..3 {
+        let (status, body) = api
+            .post(
+                "/api/v1/runs",
+                Some(&busy.access),
+                json!({"language": "python3", "source": "import time\ntime.sleep(4)"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = Instant::now();
+    let (status, body) = api
+        .post(
+            "/api/v1/runs/preview",
+            Some(&patient.access),
+            json!({"language": "python3", "source": "print(1)"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["state"], "done", "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "another user's preview waited {:?} behind the busy user's runs",
+        started.elapsed()
+    );
+}
