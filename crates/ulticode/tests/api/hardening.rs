@@ -505,3 +505,54 @@ async fn one_users_runs_never_hold_every_run_slot() {
         started.elapsed()
     );
 }
+
+#[tokio::test]
+async fn one_user_cannot_fill_the_nodes_run_receipts() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    api.register("hoarder", "password-of-some-length").await;
+    let hoarder = api.login("hoarder", "password-of-some-length").await;
+    let mut kept = 0;
+    let refusal = loop {
+        let (status, body) = api
+            .post(
+                "/api/v1/runs",
+                Some(&hoarder.access),
+                json!({"language": "python3", "source": "print(1)"}),
+            )
+            .await;
+        match status {
+            StatusCode::ACCEPTED => kept += 1,
+            StatusCode::TOO_MANY_REQUESTS
+                if body["type"]
+                    .as_str()
+                    .unwrap_or("")
+                    .ends_with("/rate-limited") =>
+            {
+                tokio::time::sleep(Duration::from_millis(1_100)).await;
+            }
+            StatusCode::TOO_MANY_REQUESTS => break body,
+            other => panic!("{other}: {body}"),
+        }
+        assert!(kept <= 32, "more than 32 receipts kept for one user");
+    };
+    assert_eq!(kept, 32);
+    assert!(
+        refusal["type"]
+            .as_str()
+            .unwrap()
+            .ends_with("/too-many-runs"),
+        "{refusal}"
+    );
+    // Everyone else still runs.
+    api.register("bystander", "password-of-some-length").await;
+    let bystander = api.login("bystander", "password-of-some-length").await;
+    let (status, body) = api
+        .post(
+            "/api/v1/runs/preview",
+            Some(&bystander.access),
+            json!({"language": "python3", "source": "print(1)"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
