@@ -34,8 +34,6 @@ pub enum CgroupHierarchy {
         /// The `cpu` controller, when mounted apart from `cpuacct`: a cgroup per run there
         /// makes the scheduler share CPU time between runs, not between their threads.
         cpu: Option<PathBuf>,
-        /// The `cpuset` controller, when mounted: each run slot gets a CPU of its own.
-        cpuset: Option<PathBuf>,
     },
     /// The unified base directory.
     V2 { base: PathBuf },
@@ -193,7 +191,6 @@ impl CgroupHierarchy {
         match (v1_dir("memory"), v1_dir("pids"), v1_dir("cpuacct")) {
             (Some(memory), Some(pids), Some(cpuacct)) => Ok(CgroupHierarchy::V1 {
                 cpu: v1_dir("cpu").filter(|cpu| *cpu != cpuacct),
-                cpuset: v1_dir("cpuset"),
                 memory,
                 pids,
                 cpuacct,
@@ -220,7 +217,7 @@ impl CgroupHierarchy {
         }
     }
 
-    /// v1: memory, pids, cpuacct, then cpu and cpuset where mounted; v2: the one directory.
+    /// v1: memory, pids, cpuacct, then cpu where mounted apart; v2: the one directory.
     fn base_dirs(&self) -> Vec<&Path> {
         match self {
             CgroupHierarchy::V1 {
@@ -228,42 +225,13 @@ impl CgroupHierarchy {
                 pids,
                 cpuacct,
                 cpu,
-                cpuset,
-            } => [
-                Some(memory),
-                Some(pids),
-                Some(cpuacct),
-                cpu.as_ref(),
-                cpuset.as_ref(),
-            ]
-            .into_iter()
-            .flatten()
-            .map(PathBuf::as_path)
-            .collect(),
+            } => [Some(memory), Some(pids), Some(cpuacct), cpu.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(PathBuf::as_path)
+                .collect(),
             CgroupHierarchy::V2 { base } => vec![base],
         }
-    }
-
-    /// The directory whose `cpuset.*` files pin a run, if the host has the controller.
-    fn cpuset_base(&self) -> Option<&Path> {
-        match self {
-            CgroupHierarchy::V1 { cpuset, .. } => cpuset.as_deref(),
-            CgroupHierarchy::V2 { base } => {
-                base.join("cpuset.cpus").exists().then_some(base.as_path())
-            }
-        }
-    }
-
-    /// The CPUs runs may be pinned to (the base's cpuset), or none without the controller.
-    pub fn cpus(&self) -> Vec<u32> {
-        let Some(base) = self.cpuset_base() else {
-            return Vec::new();
-        };
-        let file = match self {
-            CgroupHierarchy::V1 { .. } => "cpuset.cpus",
-            CgroupHierarchy::V2 { .. } => "cpuset.cpus.effective",
-        };
-        parse_cpu_list(&fs::read_to_string(base.join(file)).unwrap_or_default())
     }
 
     /// Creates the base directories (and, on v2, delegates the controllers into them), lifts
@@ -279,22 +247,6 @@ impl CgroupHierarchy {
         for base in self.base_dirs() {
             fs::create_dir_all(base).map_err(io_err(base))?;
             remove_stale_runs(base);
-        }
-        if let CgroupHierarchy::V1 {
-            cpuset: Some(base), ..
-        } = self
-        {
-            // A new v1 cpuset starts empty, and no process may join an empty one.
-            let parent = base.parent().expect("base has a parent");
-            for file in ["cpuset.cpus", "cpuset.mems"] {
-                let current = fs::read_to_string(base.join(file)).unwrap_or_default();
-                if current.trim().is_empty() {
-                    let inherited = fs::read_to_string(parent.join(file))
-                        .map_err(io_err(&parent.join(file)))?;
-                    fs::write(base.join(file), inherited.trim())
-                        .map_err(io_err(&base.join(file)))?;
-                }
-            }
         }
         self.lift_base_limits()
     }
@@ -367,17 +319,10 @@ impl CgroupHierarchy {
     /// Creates the (empty, unlimited) cgroup of one run; [`RunCgroup::set_limits`] arms it.
     pub fn create_run(&self, name: &str) -> Result<RunCgroup, CgroupError> {
         let name = format!("{RUN_PREFIX}{name}");
-        let cpuset_dir = match self {
-            CgroupHierarchy::V1 { cpuset, .. } => {
-                cpuset.as_ref().map(|_| self.base_dirs().len() - 1)
-            }
-            CgroupHierarchy::V2 { .. } => self.cpuset_base().map(|_| 0),
-        };
         let mut created = RunCgroup {
             version: self.version(),
             dirs: Vec::new(),
             memory_limit: None,
-            cpuset_dir,
         };
         for base in self.base_dirs() {
             let path = base.join(&name);
@@ -401,25 +346,13 @@ impl CgroupHierarchy {
     }
 }
 
-/// Parses a kernel CPU list such as `0-3,8,10-11`.
-fn parse_cpu_list(text: &str) -> Vec<u32> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (low, high) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(low), Ok(high)) = (low.trim().parse::<u32>(), high.trim().parse::<u32>()) {
-            cpus.extend(low..=high.min(low.saturating_add(4096)));
-        }
-    }
-    cpus
-}
-
-/// Writes `+memory +pids` (and `+cpu +cpuset` where the parent offers them) into `dir`'s
-/// subtree control unless already delegated.
+/// Writes `+memory +pids` (and `+cpu` where the parent offers it) into `dir`'s subtree
+/// control unless already delegated.
 fn enable_controllers(dir: &Path) -> Result<(), CgroupError> {
     let path = dir.join("cgroup.subtree_control");
     let current = fs::read_to_string(&path).unwrap_or_default();
     let offered = fs::read_to_string(dir.join("cgroup.controllers")).unwrap_or_default();
-    let optional = ["cpu", "cpuset"]
+    let optional = ["cpu"]
         .into_iter()
         .filter(|c| offered.split_whitespace().any(|o| o == *c));
     for controller in ["memory", "pids"].into_iter().chain(optional) {
@@ -483,8 +416,6 @@ pub struct RunCgroup {
     dirs: Vec<RunDir>,
     /// The memory limit `set_limits` armed (v1 compares the peak with it).
     memory_limit: Option<u64>,
-    /// Which of `dirs` holds the `cpuset.*` files, if the host has the controller.
-    cpuset_dir: Option<usize>,
 }
 
 /// One directory of a run cgroup, kept open: its files are opened relative to it, a one-name
@@ -612,21 +543,6 @@ impl RunCgroup {
         Ok(())
     }
 
-    /// Pins the run to one CPU (a no-op without the cpuset controller). On v1 the memory nodes
-    /// must be set too before anything may join; they are the base's.
-    pub fn pin(&self, cpu: u32) -> Result<(), CgroupError> {
-        let Some(index) = self.cpuset_dir else {
-            return Ok(());
-        };
-        let dir = &self.dirs[index];
-        if self.version == CgroupVersion::V1 {
-            let base = dir.path.parent().expect("run cgroups live in the base");
-            let mems = fs::read_to_string(base.join("cpuset.mems")).map_err(io_err(base))?;
-            dir.write("cpuset.mems", mems.trim())?;
-        }
-        dir.write("cpuset.cpus", &cpu.to_string())
-    }
-
     /// The `cgroup.procs` files, opened for writing: a process writes `0` into each to join
     /// this run's cgroup.
     pub fn open_procs(&self) -> Result<Vec<OwnedFd>, CgroupError> {
@@ -708,12 +624,10 @@ mod tests {
 33 30 0:29 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
 34 30 0:30 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
 35 30 0:31 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
-36 30 0:32 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset
 ";
     const THIS_MACHINE_CGROUP: &str = "\
 8:pids:/
 4:memory:/process_api/abc
-3:cpuset:/
 2:cpuacct:/
 1:cpu:/
 0::/
@@ -734,7 +648,6 @@ mod tests {
                 pids: "/sys/fs/cgroup/pids/ulticode-sandbox".into(),
                 cpuacct: "/sys/fs/cgroup/cpuacct/ulticode-sandbox".into(),
                 cpu: Some("/sys/fs/cgroup/cpu/ulticode-sandbox".into()),
-                cpuset: Some("/sys/fs/cgroup/cpuset/ulticode-sandbox".into()),
             }
         );
     }
@@ -755,7 +668,6 @@ mod tests {
                 pids: "/sys/fs/cgroup/pids/ulticode-sandbox".into(),
                 cpuacct: "/sys/fs/cgroup/cpu,cpuacct/job/ulticode-sandbox".into(),
                 cpu: None,
-                cpuset: None,
             }
         );
     }
@@ -799,7 +711,7 @@ mod tests {
             fs::read_to_string(own.join("cgroup.subtree_control")).unwrap(),
             "+cpu",
             "the last controller written (a fake file keeps only the last write; cpu is \
-             delegated because the parent offers it, cpuset is not offered)"
+             delegated because the parent offers it)"
         );
         // A stale run of a dead supervisor is removed; a live one's is kept.
         let stale = base.join("run-999999999-1");
@@ -857,7 +769,6 @@ mod tests {
             pids: root.path().join("pids"),
             cpuacct: root.path().join("cpuacct"),
             cpu: None,
-            cpuset: None,
         };
         for dir in ["memory", "pids"] {
             fs::create_dir_all(root.path().join(dir)).unwrap();
@@ -882,7 +793,6 @@ mod tests {
             pids: root.path().join("pids"),
             cpuacct: root.path().join("cpuacct"),
             cpu: None,
-            cpuset: None,
         };
         hierarchy.prepare().unwrap();
         let memsw = |run: &str| {
@@ -907,13 +817,6 @@ mod tests {
     }
 
     #[test]
-    fn cpu_lists_parse() {
-        assert_eq!(parse_cpu_list("0-3,8,10-11\n"), vec![0, 1, 2, 3, 8, 10, 11]);
-        assert_eq!(parse_cpu_list("1"), vec![1]);
-        assert_eq!(parse_cpu_list(""), Vec::<u32>::new());
-    }
-
-    #[test]
     fn v1_stats_parse_from_their_files() {
         let root = tempfile::tempdir().unwrap();
         let hierarchy = CgroupHierarchy::V1 {
@@ -921,7 +824,6 @@ mod tests {
             pids: root.path().join("pids"),
             cpuacct: root.path().join("cpuacct"),
             cpu: None,
-            cpuset: None,
         };
         hierarchy.prepare().unwrap();
         let mut run = hierarchy.create_run("1-1").unwrap();

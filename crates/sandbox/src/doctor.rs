@@ -169,12 +169,8 @@ fn namespaces() -> Result<String, String> {
 fn cgroups() -> Result<String, String> {
     let hierarchy = CgroupHierarchy::detect().map_err(|e| e.to_string())?;
     hierarchy.prepare().map_err(|e| e.to_string())?;
-    let cpus = hierarchy.cpus();
-    let pinning = if cpus.is_empty() {
-        "no cpuset controller: runs share CPUs by cgroup weight only".to_string()
-    } else {
-        format!("run slots pinned to CPUs {cpus:?} in turn")
-    };
+    let cpus = crate::native::allowed_cpus();
+    let pinning = format!("run slots pinned to CPUs {cpus:?} in turn");
     Ok(match &hierarchy {
         CgroupHierarchy::V1 {
             memory,

@@ -12,7 +12,8 @@
 //! back to `clone` and `epoll`; `clone` with namespace flags answers `EPERM`; sockets outside
 //! the profile's families answer `EACCES`. Paths to `SIGSYS` that the kernel offers besides
 //! seccomp (sending it, a child's exit signal, `F_SETSIG`, the parent-death signal, a filter or
-//! syscall user dispatch of the program's own) answer `EPERM`. File locks (`flock`, `fcntl`
+//! syscall user dispatch of the program's own) answer `EPERM`, and so does `sched_setaffinity`
+//! (a run stays on the CPU of its slot). File locks (`flock`, `fcntl`
 //! record locks) succeed without locking: the files a run can open are shared with other runs
 //! and the host (read-only binds), and a lock there would be a covert channel and a way to
 //! block others.
@@ -92,6 +93,8 @@ impl Profile {
         };
         rules.insert(libc::SYS_socket as u32, socket);
         rules.insert(libc::SYS_flock as u32, Rule::Errno(0));
+        // A run stays on the CPU of its slot.
+        rules.insert(libc::SYS_sched_setaffinity as u32, Rule::Errno(libc::EPERM));
         rules.insert(libc::SYS_fcntl as u32, Rule::Guarded(FCNTL_GUARDS));
         rules.insert(libc::SYS_prctl as u32, Rule::Guarded(PRCTL_GUARDS));
         for nr in [
@@ -383,7 +386,6 @@ const BASE: &[libc::c_long] = &[
     libc::SYS_signalfd4,
     libc::SYS_sched_yield,
     libc::SYS_sched_getaffinity,
-    libc::SYS_sched_setaffinity,
     libc::SYS_sched_getparam,
     libc::SYS_sched_getscheduler,
     libc::SYS_sched_get_priority_max,
@@ -1037,6 +1039,17 @@ mod tests {
                 call(profile, libc::SYS_seccomp, [1, 0, 0, 0, 0, 0]),
                 VIOLATION
             );
+        }
+    }
+
+    #[test]
+    fn runs_stay_on_their_cpu() {
+        for profile in Profile::ALL {
+            assert_eq!(
+                call(profile, libc::SYS_sched_setaffinity, [0, 128, 0, 0, 0, 0]),
+                errno(libc::EPERM)
+            );
+            assert_eq!(call(profile, libc::SYS_sched_getaffinity, [0; 6]), ALLOW);
         }
     }
 

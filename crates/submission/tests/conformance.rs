@@ -481,13 +481,7 @@ async fn sent_but_unclaimed_intents_are_redriven(store: SubmissionStore) {
 }
 
 async fn the_dispatcher_sends_due_intents_once(store: SubmissionStore) {
-    let queue_dir = tempfile::tempdir().unwrap();
-    let queue_db = Db::sqlite_owner(queue_dir.path(), "queue").await.unwrap();
-    let queue: Arc<dyn JudgeQueue> = Arc::new(
-        SqlQueue::new(queue_db, QueueConfig::default())
-            .await
-            .unwrap(),
-    );
+    let (queue, _queue_dir) = sql_queue().await;
     let ids = [
         submit(&store).await,
         submit(&store).await,
@@ -506,20 +500,7 @@ async fn the_dispatcher_sends_due_intents_once(store: SubmissionStore) {
     );
     assert_eq!(dispatcher.pass().await.unwrap().sent, 1);
     assert_eq!(dispatcher.pass().await.unwrap().sent, 0);
-    let delivered = queue
-        .receive("w", 10, Duration::from_millis(100))
-        .await
-        .unwrap();
-    let mut got: Vec<i64> = delivered
-        .iter()
-        .map(|d| {
-            serde_json::from_str::<contracts::JudgeMessage>(&d.payload)
-                .unwrap()
-                .submission_id
-                .0
-        })
-        .collect();
-    got.sort();
+    let got = delivered_ids(&queue).await;
     assert_eq!(got, ids.map(|i| i.0));
     assert!(outbox_rows(&store)
         .await
@@ -632,6 +613,33 @@ async fn shadow_rows_and_rows_before_the_cutover_are_not_dispatched(store: Submi
     );
 }
 
+/// A SQL stream on a SQLite file of its own (kept while the directory lives).
+async fn sql_queue() -> (Arc<dyn JudgeQueue>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite_owner(dir.path(), "queue").await.unwrap();
+    let queue = SqlQueue::new(db, QueueConfig::default()).await.unwrap();
+    (Arc::new(queue), dir)
+}
+
+/// The submissions the queue now holds intents for, in id order.
+async fn delivered_ids(queue: &Arc<dyn JudgeQueue>) -> Vec<i64> {
+    let delivered = queue
+        .receive("w", 10, Duration::from_millis(100))
+        .await
+        .unwrap();
+    let mut got: Vec<i64> = delivered
+        .iter()
+        .map(|d| {
+            serde_json::from_str::<contracts::JudgeMessage>(&d.payload)
+                .unwrap()
+                .submission_id
+                .0
+        })
+        .collect();
+    got.sort();
+    got
+}
+
 async fn submit_as(store: &SubmissionStore, user: i64) -> SubmissionId {
     let request = SubmitRequest {
         user_id: UserId(user),
@@ -643,13 +651,7 @@ async fn submit_as(store: &SubmissionStore, user: i64) -> SubmissionId {
 /// A user's backlog waits behind itself: at most `max_in_flight_per_user` of a user's
 /// submissions are on the queue or being judged, and others' intents are dispatched at once.
 async fn a_users_backlog_waits_behind_itself(store: SubmissionStore) {
-    let queue_dir = tempfile::tempdir().unwrap();
-    let queue_db = Db::sqlite_owner(queue_dir.path(), "queue").await.unwrap();
-    let queue: Arc<dyn JudgeQueue> = Arc::new(
-        SqlQueue::new(queue_db, QueueConfig::default())
-            .await
-            .unwrap(),
-    );
+    let (queue, _queue_dir) = sql_queue().await;
     let mut heavy = Vec::new();
     for _ in 0..6 {
         heavy.push(submit_as(&store, 7).await);
@@ -670,20 +672,7 @@ async fn a_users_backlog_waits_behind_itself(store: SubmissionStore) {
         0,
         "the heavy user is at the limit"
     );
-    let delivered = queue
-        .receive("w", 10, Duration::from_millis(100))
-        .await
-        .unwrap();
-    let mut got: Vec<i64> = delivered
-        .iter()
-        .map(|d| {
-            serde_json::from_str::<contracts::JudgeMessage>(&d.payload)
-                .unwrap()
-                .submission_id
-                .0
-        })
-        .collect();
-    got.sort();
+    let got = delivered_ids(&queue).await;
     assert_eq!(got, vec![heavy[0].0, heavy[1].0, light.0]);
     // One of the heavy user's is judged (acquired, then done): the next one goes out.
     store

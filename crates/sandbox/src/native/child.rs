@@ -40,6 +40,9 @@ pub struct ChildPlan<'a> {
     /// Where the program leaves its seccomp listener's descriptor number for init (the two
     /// share memory and, until the exec, the descriptor table).
     pub listener: AtomicI32,
+    /// The CPU the program (and everything it starts) runs on; the filter refuses
+    /// `sched_setaffinity`, so it stays there.
+    pub cpu: Option<u32>,
 }
 
 /// What init reports on the status pipe once the whole tree is gone: the program's wait status
@@ -382,6 +385,22 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
         }
     }
     reset_signals();
+    if let Some(cpu) = plan.cpu {
+        // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET stays in bounds.
+        let rc = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu as usize, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        if let Err(err) = check(rc) {
+            fail(
+                plan,
+                SetupFailure::Config,
+                "pin the program to its CPU",
+                err,
+            );
+        }
+    }
     for &(resource, soft, hard) in &plan.rlimits {
         let limit = libc::rlimit {
             rlim_cur: soft,

@@ -34,6 +34,23 @@ use crate::protocol;
 use crate::spec::{PassedFds, RunSpec, SpecError};
 use crate::{Canceller, Finished, Run, Sandbox};
 
+/// The CPUs this process may run on, in order.
+pub(crate) fn allowed_cpus() -> Vec<u32> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set; the call fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: the index is below CPU_SETSIZE.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .map(|cpu| cpu as u32)
+        .collect()
+}
+
 /// The hidden argument that turns the `ulticode` binary into a supervisor.
 pub const SUPERVISOR_ARG: &str = "__sandbox-supervisor";
 

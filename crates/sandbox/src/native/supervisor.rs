@@ -105,7 +105,7 @@ fn lock_dir() -> Result<PathBuf, String> {
 struct Supervisor {
     /// `Err` when no identity could be claimed; every run then reports it as a config error.
     identity: Result<RunIdentity, String>,
-    /// The CPU this slot's runs are pinned to, where the host has the cpuset controller.
+    /// The CPU this slot's runs are pinned to (slot `k` gets the `k mod n`-th allowed CPU).
     cpu: Option<u32>,
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
     cgroups: Result<CgroupHierarchy, String>,
@@ -145,13 +145,10 @@ impl Supervisor {
         }
         let netns = NetnsSupply::new().map_err(|e| format!("network namespaces: {e}"));
         // Run slots take the CPUs in turn: with no more slots than CPUs no two runs share one.
-        let cpu = match (&cgroups, &identity) {
-            (Ok(hierarchy), Ok(id)) => {
-                let cpus = hierarchy.cpus();
-                (!cpus.is_empty()).then(|| cpus[id.slot as usize % cpus.len()])
-            }
-            _ => None,
-        };
+        let cpu = identity.as_ref().ok().and_then(|id| {
+            let cpus = super::allowed_cpus();
+            (!cpus.is_empty()).then(|| cpus[id.slot as usize % cpus.len()])
+        });
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         Self {
@@ -221,10 +218,7 @@ impl Supervisor {
                 hierarchy.create_run(&name).map_err(|e| e.to_string())?
             }
         };
-        let armed = cgroup
-            .set_limits(spec.limits.memory_bytes, spec.limits.pids)
-            .and_then(|()| self.cpu.map_or(Ok(()), |cpu| cgroup.pin(cpu)));
-        if let Err(e) = armed {
+        if let Err(e) = cgroup.set_limits(spec.limits.memory_bytes, spec.limits.pids) {
             cgroup.remove();
             return Err(e.to_string());
         }
@@ -312,6 +306,7 @@ impl Supervisor {
                 .collect(),
             envp: environment(spec),
             listener: std::sync::atomic::AtomicI32::new(-1),
+            cpu: self.cpu,
         };
 
         let started = Instant::now();
