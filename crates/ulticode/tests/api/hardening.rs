@@ -556,3 +556,49 @@ async fn one_user_cannot_fill_the_nodes_run_receipts() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+#[tokio::test]
+async fn an_abandoned_preview_keeps_its_slot_until_its_program_ends() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    api.register("leaves", "password-of-some-length").await;
+    let user = api.login("leaves", "password-of-some-length").await;
+    let preview = |key: Option<&'static str>, source: &'static str, timeout: Duration| {
+        let mut request = api
+            .http
+            .post(format!("{}/api/v1/runs/preview", api.base))
+            .bearer_auth(&user.access)
+            .timeout(timeout)
+            .json(&json!({"language": "python3", "source": source}));
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        request.send()
+    };
+    let slow = "import time\ntime.sleep(6)\n";
+    // The client gives up while the program runs.
+    assert!(preview(Some("abandoned"), slow, Duration::from_secs(2))
+        .await
+        .is_err());
+    // The same key names the receipt: still running.
+    let existing: Value = preview(Some("abandoned"), slow, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_ne!(existing["state"], "done", "{existing}");
+    let id = existing["id"].as_str().unwrap().to_string();
+    // The user's next run waits for the abandoned one's program to end.
+    let next = preview(None, "print(1)", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(next.status(), StatusCode::OK);
+    let (_, abandoned) = api
+        .get(&format!("/api/v1/runs/{id}"), Some(&user.access))
+        .await;
+    assert_eq!(
+        abandoned["state"], "done",
+        "another run started while the abandoned program still ran: {abandoned}"
+    );
+}
