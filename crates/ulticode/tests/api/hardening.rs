@@ -602,3 +602,35 @@ async fn an_abandoned_preview_keeps_its_slot_until_its_program_ends() {
         "another run started while the abandoned program still ran: {abandoned}"
     );
 }
+
+#[tokio::test]
+async fn one_users_backlog_does_not_delay_anothers_verdict() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    for name in ["flooder", "regular"] {
+        api.register(name, "password-of-some-length").await;
+    }
+    let flooder = api.login("flooder", "password-of-some-length").await;
+    let regular = api.login("regular", "password-of-some-length").await;
+    // Eight submissions that each hold a judge slot until the time limit (two slots).
+    let slow = "import time\ntime.sleep(30)\n";
+    for _ in 0..8 {
+        api.submit(&flooder, "aplusb", "python3", slow).await;
+    }
+    let started = Instant::now();
+    let id = api
+        .submit(
+            &regular,
+            "aplusb",
+            "python3",
+            "print(sum(map(int, input().split())))",
+        )
+        .await;
+    let events = api.watch(&regular, id).await;
+    assert_eq!(events.last().unwrap().1["verdict"], "AC", "{events:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(7),
+        "the verdict waited {:?} behind another user's backlog",
+        started.elapsed()
+    );
+}
