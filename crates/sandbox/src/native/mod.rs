@@ -1,13 +1,15 @@
 //! The native sandbox: a pool of supervisor processes, each serving one run at a time.
 //!
 //! ```text
-//! caller thread ──request──▶ supervisor (exec'd, single-threaded, root)
-//!                              │ clone(NEWPID|NEWNS|NEWIPC|NEWUTS|NEWNET)
+//! caller thread ──request──▶ supervisor (exec'd, single-threaded, root, own process
+//!                              │         group, one run identity for its life)
+//!                              │ clone(NEWPID|NEWNS|NEWIPC|NEWUTS), joins a fresh netns
 //!                              ▼
-//!                            init (pid 1: mounts the root, reaps, reports)
-//!                              │ fork
+//!                            init (pid 1: own session, mounts the root, reaps, holds the
+//!                              │   seccomp listener, reports)
+//!                              │ clone(VM|VFORK|FILES)
 //!                              ▼
-//!                            program (pid 2: cgroup, rlimits, uid 1000, no caps,
+//!                            program (pid 2: cgroups, CPU, rlimits, the run's uid, no caps,
 //!                                     no_new_privs, seccomp, exec)
 //! ```
 //!
