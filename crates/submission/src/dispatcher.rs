@@ -93,29 +93,42 @@ impl Dispatcher {
         let mut tx = db.begin().await?;
         // With a per-user limit, intents of users already at it are not even looked at (so a
         // heavy user's backlog never fills the batch); `in_flight` counts the user's
-        // unfinished submissions that are not waiting here.
-        let rows = db
-            .query(
-                "SELECT id, submission_id, generation, payload, attempts, owner, in_flight FROM ( \
-                   SELECT o.id, o.submission_id, o.generation, o.payload, o.attempts, s.user_id AS owner, \
-                     CASE WHEN $3 > 0 THEN ( \
-                       SELECT COUNT(*) FROM submissions s2 \
-                       WHERE s2.user_id = s.user_id AND s2.state <> 'done' \
-                         AND NOT EXISTS (SELECT 1 FROM judge_outbox o2 \
-                                         WHERE o2.submission_id = s2.id AND o2.state = 'PENDING') \
-                     ) ELSE 0 END AS in_flight \
-                   FROM judge_outbox o JOIN submissions s ON s.id = o.submission_id \
-                   WHERE o.state = 'PENDING' AND o.next_retry_at <= {now} AND o.is_shadow = 0 \
-                     AND o.created_at >= $2 \
-                 ) due WHERE $3 <= 0 OR in_flight < $3 \
-                 ORDER BY id LIMIT $1",
+        // unfinished submissions that are not waiting here. The candidates are then locked in
+        // a second statement. Without a limit, one locking select does it all.
+        let rows = if self.config.max_in_flight_per_user > 0 {
+            let candidates = db
+                .query(
+                    "SELECT id, submission_id, generation, payload, attempts, owner, in_flight FROM ( \
+                       SELECT o.id, o.submission_id, o.generation, o.payload, o.attempts, s.user_id AS owner, ( \
+                         SELECT COUNT(*) FROM submissions s2 \
+                         WHERE s2.user_id = s.user_id AND s2.state <> 'done' \
+                           AND NOT EXISTS (SELECT 1 FROM judge_outbox o2 \
+                                           WHERE o2.submission_id = s2.id AND o2.state = 'PENDING') \
+                       ) AS in_flight \
+                       FROM judge_outbox o JOIN submissions s ON s.id = o.submission_id \
+                       WHERE o.state = 'PENDING' AND o.next_retry_at <= {now} AND o.is_shadow = 0 \
+                         AND o.created_at >= $2 \
+                     ) due WHERE in_flight < $3 \
+                     ORDER BY id LIMIT $1",
+                )
+                .bind(self.config.batch)
+                .bind(self.config.cutover_watermark_ms)
+                .bind(self.config.max_in_flight_per_user)
+                .fetch_all(&mut *tx)
+                .await?;
+            self.lock_rows(&mut tx, candidates).await?
+        } else {
+            db.query(
+                "SELECT id, submission_id, generation, payload, attempts, 0 AS owner, 0 AS in_flight \
+                 FROM judge_outbox \
+                 WHERE state = 'PENDING' AND next_retry_at <= {now} AND is_shadow = 0 AND created_at >= $2 \
+                 ORDER BY id LIMIT $1 {skip_locked}",
             )
             .bind(self.config.batch)
             .bind(self.config.cutover_watermark_ms)
-            .bind(self.config.max_in_flight_per_user)
             .fetch_all(&mut *tx)
-            .await?;
-        let rows = self.lock_rows(&mut tx, rows).await?;
+            .await?
+        };
         let mut report = PassReport::default();
         let mut valid = Vec::with_capacity(rows.len());
         let mut taken: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
