@@ -18,6 +18,7 @@
 //! reported as a launch failure.
 
 mod child;
+mod pump;
 mod supervisor;
 
 use std::ffi::OsString;

@@ -749,6 +749,8 @@ pub fn all() -> Vec<Case> {
                 let canary = Command::new("/bin/sleep")
                     .arg("30")
                     .uid(1000)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
                     .spawn()
                     .unwrap();
                 f.state = Some(Box::new(canary));
