@@ -253,8 +253,7 @@ async fn usernames_are_unique_whatever_their_case_or_form() {
 async fn logout_ends_the_access_token_and_its_streams() {
     let service = spawn_up();
     let api = Api::new(&service);
-    api.register("leaver", "password-of-some-length").await;
-    let session = api.login("leaver", "password-of-some-length").await;
+    let session = api.account("leaver").await;
     let (status, _) = api.get("/api/v1/auth/me", Some(&session.access)).await;
     assert_eq!(status, StatusCode::OK);
     // A stream on a submission that stays queued behind four slow ones (two workers).
@@ -300,8 +299,7 @@ async fn logout_ends_the_access_token_and_its_streams() {
 async fn live_status_streams_are_capped_per_user() {
     let service = spawn_up();
     let api = Api::new(&service);
-    api.register("watcher", "password-of-some-length").await;
-    let session = api.login("watcher", "password-of-some-length").await;
+    let session = api.account("watcher").await;
     let slow = "import time\ntime.sleep(30)\n";
     for _ in 0..4 {
         api.submit(&session, "aplusb", "python3", slow).await;
@@ -473,11 +471,8 @@ async fn admin_rejudges_run_once_per_key_and_once_per_submission() {
 async fn one_users_runs_never_hold_every_run_slot() {
     let service = spawn_up();
     let api = Api::new(&service);
-    for name in ["busy", "patient"] {
-        api.register(name, "password-of-some-length").await;
-    }
-    let busy = api.login("busy", "password-of-some-length").await;
-    let patient = api.login("patient", "password-of-some-length").await;
+    let busy = api.account("busy").await;
+    let patient = api.account("patient").await;
     for _ in 0..3 {
         let (status, body) = api
             .post(
@@ -510,8 +505,7 @@ async fn one_users_runs_never_hold_every_run_slot() {
 async fn one_user_cannot_fill_the_nodes_run_receipts() {
     let service = spawn_up();
     let api = Api::new(&service);
-    api.register("hoarder", "password-of-some-length").await;
-    let hoarder = api.login("hoarder", "password-of-some-length").await;
+    let hoarder = api.account("hoarder").await;
     let mut kept = 0;
     let refusal = loop {
         let (status, body) = api
@@ -545,8 +539,7 @@ async fn one_user_cannot_fill_the_nodes_run_receipts() {
         "{refusal}"
     );
     // Everyone else still runs.
-    api.register("bystander", "password-of-some-length").await;
-    let bystander = api.login("bystander", "password-of-some-length").await;
+    let bystander = api.account("bystander").await;
     let (status, body) = api
         .post(
             "/api/v1/runs/preview",
@@ -561,8 +554,7 @@ async fn one_user_cannot_fill_the_nodes_run_receipts() {
 async fn an_abandoned_preview_keeps_its_slot_until_its_program_ends() {
     let service = spawn_up();
     let api = Api::new(&service);
-    api.register("leaves", "password-of-some-length").await;
-    let user = api.login("leaves", "password-of-some-length").await;
+    let user = api.account("leaves").await;
     let preview = |key: Option<&'static str>, source: &'static str, timeout: Duration| {
         let mut request = api
             .http
@@ -607,11 +599,8 @@ async fn an_abandoned_preview_keeps_its_slot_until_its_program_ends() {
 async fn one_users_backlog_does_not_delay_anothers_verdict() {
     let service = spawn_up();
     let api = Api::new(&service);
-    for name in ["flooder", "regular"] {
-        api.register(name, "password-of-some-length").await;
-    }
-    let flooder = api.login("flooder", "password-of-some-length").await;
-    let regular = api.login("regular", "password-of-some-length").await;
+    let flooder = api.account("flooder").await;
+    let regular = api.account("regular").await;
     // Eight submissions that each hold a judge slot until the time limit (two slots).
     let slow = "import time\ntime.sleep(30)\n";
     for _ in 0..8 {

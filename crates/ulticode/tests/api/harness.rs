@@ -295,6 +295,12 @@ impl Api {
         }
     }
 
+    /// A new account `username`, logged in.
+    pub async fn account(&self, username: &str) -> Session {
+        self.register(username, "password-of-some-length").await;
+        self.login(username, "password-of-some-length").await
+    }
+
     pub async fn submit(
         &self,
         session: &Session,
