@@ -24,6 +24,7 @@ use sandbox::{Bind, Limits, PassedFds, RunOutcome, RunSpec, Sandbox, Stdin, Stdo
 
 use crate::checker::{self, default::DefaultFlags, Decision};
 use crate::language::{CompileLimits, Language, Languages};
+use crate::output::CapturedOutput;
 use crate::package::{
     Aggregation, GroupSettings, OnReject, Problem, ProblemKind, TestCase, TestGroup, TestItem,
     Validation,
@@ -644,11 +645,30 @@ impl<'a> Judge<'a> {
             package_fault: false,
         };
         let spec = program.spec(memory_mib, &[], limits);
-        let (outcome, decision) = if problem.interactive() {
-            self.run_interactive(prepared, spec, case, abort)
+        let (outcome, decision, output) = if problem.interactive() {
+            let (outcome, decision) = self.run_interactive(prepared, spec, case, abort);
+            (outcome, decision, None)
         } else {
-            let spec = spec.stdin(Stdin::File(case.input.clone()));
-            let outcome = match abort.run(self.sandbox, &spec, PassedFds::default()) {
+            // The output streams into a file of the judge's (never whole into memory on the
+            // way); the checker reads it in place.
+            let output = match CapturedOutput::create() {
+                Ok(output) => output,
+                Err(e) => {
+                    result.message = format!("output file: {e}");
+                    return result;
+                }
+            };
+            let spec = spec
+                .stdin(Stdin::File(case.input.clone()))
+                .stdout(Stdout::CaptureToFile);
+            let fds = match output.for_run() {
+                Ok(fds) => fds,
+                Err(e) => {
+                    result.message = format!("output file: {e}");
+                    return result;
+                }
+            };
+            let outcome = match abort.run(self.sandbox, &spec, fds) {
                 Ok(outcome) => outcome,
                 Err(e) => {
                     result.message = format!("invalid run: {e}");
@@ -662,17 +682,19 @@ impl<'a> Judge<'a> {
                     score: None,
                     package_fault: false,
                 },
-                None => self.check(prepared, case, settings, &outcome.stdout),
+                None => self.check(prepared, case, settings, &output),
             };
-            (Some(outcome), decision)
+            (Some(outcome), decision, Some(output))
         };
         if let Some(outcome) = &outcome {
             result.time_ms = outcome.cpu_time_ms;
             result.wall_time_ms = outcome.wall_time_ms;
             result.memory_kib = outcome.memory_kib;
-            if case.sample {
-                let shown = &outcome.stdout[..outcome.stdout.len().min(SAMPLE_OUTPUT_BYTES)];
-                result.output = Some(String::from_utf8_lossy(shown).into_owned());
+        }
+        if case.sample {
+            if let Some(output) = &output {
+                result.output =
+                    Some(String::from_utf8_lossy(&output.head(SAMPLE_OUTPUT_BYTES)).into_owned());
             }
         }
         result.verdict = decision.verdict;
@@ -688,7 +710,7 @@ impl<'a> Judge<'a> {
         prepared: &PreparedProblem<'_>,
         case: &TestCase,
         settings: &GroupSettings,
-        output: &[u8],
+        output: &CapturedOutput,
     ) -> Decision {
         match &prepared.checker {
             Checker::Default(problem_flags) => {
@@ -705,7 +727,11 @@ impl<'a> Judge<'a> {
                         return system_error(format!("cannot read {}: {e}", case.answer.display()))
                     }
                 };
-                let checked = checker::default::check(output, &answer, &flags);
+                let output = match output.map() {
+                    Ok(output) => output,
+                    Err(e) => return system_error(format!("read the output: {e}")),
+                };
+                let checked = checker::default::check(&output, &answer, &flags);
                 Decision {
                     verdict: checked.verdict,
                     message: checked.message,
@@ -720,8 +746,14 @@ impl<'a> Judge<'a> {
                     program,
                     case,
                     &flags,
-                    |spec| spec.stdin(Stdin::Bytes(output.to_vec())),
-                    None,
+                    |spec| spec.stdin(Stdin::Passed),
+                    match output.reader() {
+                        Ok(reader) => Some(PassedFds {
+                            stdin: Some(reader),
+                            stdout: None,
+                        }),
+                        Err(e) => return system_error(format!("read the output: {e}")),
+                    },
                 )
             }
             Checker::Testlib(program) => {
@@ -729,7 +761,11 @@ impl<'a> Judge<'a> {
                     Ok(dir) => dir,
                     Err(e) => return system_error(format!("feedback directory: {e}")),
                 };
-                if let Err(e) = std::fs::write(feedback.path().join("output"), output) {
+                let copied = output.reader().and_then(|reader| {
+                    let target = std::fs::File::create(feedback.path().join("output"))?;
+                    std::io::copy(&mut std::fs::File::from(reader), &mut &target)
+                });
+                if let Err(e) = copied {
                     return system_error(format!("write the output for the checker: {e}"));
                 }
                 let args = [
@@ -837,6 +873,14 @@ impl<'a> Judge<'a> {
             Ok(pipes) => pipes,
             Err(e) => return (None, system_error(format!("pipes: {e}"))),
         };
+        // The judge keeps a read end of the validator's output until the validator is done, so
+        // a validator that writes after the submission stopped reading is not killed by
+        // SIGPIPE (the reference runner does the same); once the submission is gone, whatever
+        // the validator still writes is drained here so it cannot block either.
+        let validator_output = match submission_reads.try_clone() {
+            Ok(fd) => fd,
+            Err(e) => return (None, system_error(format!("pipes: {e}"))),
+        };
         let submission_spec = RunSpec {
             stdin: Stdin::Passed,
             stdout: Stdout::Passed,
@@ -854,43 +898,63 @@ impl<'a> Judge<'a> {
         };
         let cancel = submission.canceller();
         let tracked = abort.track(submission.as_ref());
-        let decision = self.run_validator(
-            prepared,
-            validator,
-            case,
-            flags,
-            |spec| RunSpec {
-                stdin: Stdin::Passed,
-                stdout: Stdout::Passed,
-                ..spec
-            },
-            Some(PassedFds {
-                stdin: Some(validator_reads),
-                stdout: Some(validator_writes),
-            }),
-        );
-        // Once the validator has decided, the submission has nothing left to say.
-        if decision.verdict != Verdict::AC {
-            cancel.cancel();
-        }
-        let outcome = submission.wait();
+        let (decision, outcome) = std::thread::scope(|scope| {
+            let waiting = scope.spawn(move || {
+                let outcome = submission.wait();
+                let _ = std::io::copy(
+                    &mut std::fs::File::from(validator_output),
+                    &mut std::io::sink(),
+                );
+                outcome
+            });
+            let decision = self.run_validator(
+                prepared,
+                validator,
+                case,
+                flags,
+                |spec| RunSpec {
+                    stdin: Stdin::Passed,
+                    stdout: Stdout::Passed,
+                    ..spec
+                },
+                Some(PassedFds {
+                    stdin: Some(validator_reads),
+                    stdout: Some(validator_writes),
+                }),
+            );
+            // Once the validator has rejected, the submission has nothing left to say.
+            if decision.verdict != Verdict::AC {
+                cancel.cancel();
+            }
+            (
+                decision,
+                waiting.join().expect("the waiting thread does not panic"),
+            )
+        });
         abort.untrack(tracked);
-        // Which side ended first decides: a submission that failed on its own (crash, time,
-        // memory) gets its failure; one that was cut off (cancelled, or its pipe closed)
-        // because the validator had already decided gets the validator's verdict.
-        let cut_off = outcome.cancelled || outcome.signal == Some(libc::SIGPIPE);
-        let decision = match (decision.verdict, run_verdict(&outcome)) {
-            // The validator could not judge: not the submission's fault.
-            (Verdict::SE, _) => decision,
-            (_, Some((verdict, message))) if !cut_off => Decision {
-                verdict,
-                message,
-                score: None,
-                package_fault: false,
-            },
-            _ => decision,
-        };
+        let decision = interactive_decision(decision, &outcome);
         (Some(outcome), decision)
+    }
+}
+
+/// The reference rule for an interactive test: a validator that could not judge decides (not
+/// the submission's fault); a validator that rejected before the submission ended decides
+/// (the submission was cut off: cancelled, or killed writing to the closed pipe); otherwise a
+/// submission that failed on its own (crash, time, memory) gets its failure, and one that ended
+/// cleanly gets the validator's verdict. Which side ended first is decided by causality in the
+/// sandbox (a cancellation counts only if it is what ended the program), never by the order in
+/// which the two outcomes reach the judge.
+fn interactive_decision(decision: Decision, outcome: &RunOutcome) -> Decision {
+    let cut_off = outcome.cancelled || outcome.signal == Some(libc::SIGPIPE);
+    match (decision.verdict, run_verdict(outcome)) {
+        (Verdict::SE, _) => decision,
+        (_, Some((verdict, message))) if !cut_off => Decision {
+            verdict,
+            message,
+            score: None,
+            package_fault: false,
+        },
+        _ => decision,
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod checker;
 mod judging;
 pub mod language;
+mod output;
 pub mod package;
 pub mod verdict;
 mod verify;

@@ -11,8 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::capture::{CaptureSink, Captured};
 use crate::outcome::{RunOutcome, Status};
-use crate::spec::{PassedFds, RunSpec, SpecError, Stdin, JOB_MOUNT};
+use crate::spec::{PassedFds, RunSpec, SpecError, Stdin, Stdout, JOB_MOUNT};
 use crate::{Canceller, Finished, Run, Sandbox};
 
 /// The seed's identity: every container runs as 1000:1000. Containers of one uid share that
@@ -162,23 +163,16 @@ pub fn classify(evidence: &DockerEvidence) -> Status {
 }
 
 /// Reads a stream on its own thread, keeping at most `cap` bytes.
-fn capture(
-    mut stream: impl Read + Send + 'static,
-    cap: usize,
-) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+fn capture(mut stream: impl Read + Send + 'static, mut sink: CaptureSink) -> CaptureThread {
     std::thread::spawn(move || {
-        let mut kept = Vec::new();
         let mut buf = [0u8; 16 * 1024];
-        let mut exceeded = false;
         while let Ok(n) = stream.read(&mut buf) {
             if n == 0 {
                 break;
             }
-            let room = cap.saturating_sub(kept.len());
-            kept.extend_from_slice(&buf[..n.min(room)]);
-            exceeded |= n > room;
+            sink.keep(&buf[..n]);
         }
-        (kept, exceeded)
+        sink.finish()
     })
 }
 
@@ -205,9 +199,9 @@ impl Sandbox for DockerSandbox {
             (_, Some(fd)) => Stdio::from(fd),
             _ => Stdio::piped(),
         };
-        let stdout = match fds.stdout {
-            Some(fd) => Stdio::from(fd),
-            None => Stdio::piped(),
+        let (stdout, stdout_file) = match (spec.stdout, fds.stdout) {
+            (Stdout::Passed, Some(fd)) => (Stdio::from(fd), None),
+            (_, file) => (Stdio::piped(), file),
         };
         let started = Instant::now();
         let mut child = match Command::new(&self.docker)
@@ -237,9 +231,15 @@ impl Sandbox for DockerSandbox {
             });
         }
         let cap = usize::try_from(spec.limits.output_bytes).unwrap_or(usize::MAX);
-        let stdout = child.stdout.take().map(|out| capture(out, cap));
+        let stdout = child
+            .stdout
+            .take()
+            .map(|out| capture(out, CaptureSink::new(stdout_file, cap)));
         let stderr_cap = usize::try_from(spec.limits.stderr_bytes).unwrap_or(usize::MAX);
-        let stderr = capture(child.stderr.take().expect("piped"), stderr_cap);
+        let stderr = capture(
+            child.stderr.take().expect("piped"),
+            CaptureSink::new(None, stderr_cap),
+        );
         Ok(Box::new(DockerRun {
             docker: self.docker.clone(),
             container,
@@ -252,15 +252,15 @@ impl Sandbox for DockerSandbox {
     }
 }
 
-type Captured = std::thread::JoinHandle<(Vec<u8>, bool)>;
+type CaptureThread = std::thread::JoinHandle<std::io::Result<Captured>>;
 
 /// One `docker run` in progress.
 struct DockerRun {
     docker: PathBuf,
     container: String,
     child: std::process::Child,
-    stdout: Option<Captured>,
-    stderr: Captured,
+    stdout: Option<CaptureThread>,
+    stderr: CaptureThread,
     started: Instant,
     deadline: Instant,
 }
@@ -294,11 +294,23 @@ impl Run for DockerRun {
             }
         };
         let wall_time_ms = self.started.elapsed().as_millis() as u64;
-        let (stdout, out_exceeded) = match self.stdout.take() {
-            Some(handle) => handle.join().unwrap_or_default(),
-            None => (Vec::new(), false),
+        let joined = |handle: CaptureThread| {
+            handle
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the capture thread panicked")))
         };
-        let (stderr, err_exceeded) = self.stderr.join().unwrap_or_default();
+        let stdout = self.stdout.take().map(joined).transpose();
+        let (stdout, stderr) = match (stdout, joined(self.stderr)) {
+            (Ok(stdout), Ok(stderr)) => (stdout, stderr),
+            (Err(e), _) | (_, Err(e)) => {
+                return RunOutcome::infrastructure(
+                    Status::ConfigError,
+                    format!("write the captured output: {e}"),
+                )
+            }
+        };
+        let (stdout, out_exceeded) = stdout.map_or((Vec::new(), false), |c| (c.memory, c.exceeded));
+        let (stderr, err_exceeded) = (stderr.memory, stderr.exceeded);
         let exit_code = status
             .and_then(|s| s.code())
             .or(if timed_out { Some(137) } else { None });

@@ -11,6 +11,7 @@
 //!   rlimits, dropped privileges; driven by single-threaded supervisor processes.
 //! - [`DockerSandbox`]: the original system's `docker run` form, kept as a second backend.
 
+mod capture;
 mod cgroup;
 pub mod docker;
 pub mod doctor;

@@ -183,7 +183,7 @@ pub enum EnforcedKill {
     CpuTime,
     WallTime,
     Output,
-    /// The caller cancelled the run.
+    /// The caller cancelled the run, and that (not the program itself) ended it.
     Cancelled,
 }
 

@@ -14,7 +14,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
 use crate::outcome::RunOutcome;
-use crate::spec::{PassedFds, RunSpec, Stdin, Stdout};
+use crate::spec::{PassedFds, RunSpec, Stdin};
 use crate::sys;
 
 pub const REQUEST: u8 = b'R';
@@ -153,7 +153,7 @@ pub fn receive_request(socket: &UnixStream) -> io::Result<Incoming> {
         };
         let passed = PassedFds {
             stdin: take(spec.stdin == Stdin::Passed)?,
-            stdout: take(spec.stdout == Stdout::Passed)?,
+            stdout: take(spec.stdout.takes_descriptor())?,
         };
         return Ok(Incoming::Request(Box::new(spec), passed));
     }
@@ -188,6 +188,7 @@ pub fn read_response(input: impl Read) -> io::Result<RunOutcome> {
 mod tests {
     use super::*;
     use crate::outcome::Status;
+    use crate::spec::Stdout;
 
     fn received(socket: &UnixStream) -> (RunSpec, PassedFds) {
         match receive_request(socket).unwrap() {

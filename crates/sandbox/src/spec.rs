@@ -70,6 +70,11 @@ impl RunSpec {
         self
     }
 
+    pub fn stdout(mut self, stdout: Stdout) -> Self {
+        self.stdout = stdout;
+        self
+    }
+
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
@@ -250,6 +255,18 @@ pub enum Stdout {
     Capture,
     /// The descriptor passed with the request ([`PassedFds::stdout`]); nothing is captured.
     Passed,
+    /// Captured up to the output limit like `Capture`, but streamed into the descriptor passed
+    /// with the request ([`PassedFds::stdout`], a regular file the caller opened) instead of
+    /// being kept in memory: the outcome's `stdout` stays empty and the file holds the bytes.
+    /// The program itself only ever sees a pipe.
+    CaptureToFile,
+}
+
+impl Stdout {
+    /// Whether the request carries a descriptor for stdout.
+    pub fn takes_descriptor(self) -> bool {
+        matches!(self, Stdout::Passed | Stdout::CaptureToFile)
+    }
 }
 
 /// Descriptors handed to a run. They are moved in, so the caller keeps no copy that would hold
@@ -264,7 +281,7 @@ impl PassedFds {
     /// Checks that the spec and the descriptors agree.
     pub fn check(&self, spec: &RunSpec) -> Result<(), SpecError> {
         let wants_stdin = spec.stdin == Stdin::Passed;
-        let wants_stdout = spec.stdout == Stdout::Passed;
+        let wants_stdout = spec.stdout.takes_descriptor();
         if wants_stdin != self.stdin.is_some() {
             return Err(SpecError::DescriptorMismatch("stdin"));
         }

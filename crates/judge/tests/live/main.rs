@@ -38,6 +38,14 @@ fn main() {
             interactive_stall_is_tle,
         ),
         Trial::test(
+            "interactive_crash_before_the_validator_decides_is_rte_every_time",
+            interactive_crash_is_rte,
+        ),
+        Trial::test(
+            "interactive_validator_writing_after_the_submission_left_is_not_killed",
+            interactive_validator_outlives_submission,
+        ),
+        Trial::test(
             "group_validator_flags_apply_to_their_group",
             group_validator_flags,
         ),
@@ -268,6 +276,67 @@ fn interactive_stall_is_tle() -> Result<(), Failed> {
         Coverage::Package,
     )?;
     expect(&report, &[Verdict::TLE])?;
+    Ok(())
+}
+
+/// Answers one query, then expects another; end of input is a wrong answer.
+const ONE_QUERY_INTERACTOR: &str = r#"
+import sys
+sys.stdin.readline()
+print('lower', flush=True)
+sys.exit(42 if sys.stdin.readline() else 43)
+"#;
+
+/// The submission crashes after its first answer: its end is what makes the validator see end
+/// of input and reject, so the crash came first and decides (run-time error), every time, not
+/// only when the submission's report happens to reach the judge before the validator's.
+fn interactive_crash_is_rte() -> Result<(), Failed> {
+    let dir = package(&[
+        (
+            "problem.yaml",
+            "validation: custom interactive
+",
+        ),
+        ("output_validators/one/interact.py", ONE_QUERY_INTERACTOR),
+        ("data/secret/1.in", "\n"),
+        ("data/secret/1.ans", "\n"),
+    ]);
+    // A child it leaves behind holds memory that takes a while to tear down, so the
+    // submission's report reaches the judge well after the validator's.
+    let crash = r#"
+import os, signal, time
+if os.fork() == 0:
+    hold = bytes([1]) * (200 << 20)
+    os.close(0)
+    os.close(1)
+    time.sleep(60)
+time.sleep(0.3)
+print('? 1', flush=True)
+input()
+os.kill(os.getpid(), signal.SIGSEGV)
+"#;
+    for round in 0..8 {
+        let report = judge(dir.path(), "python3", crash, Coverage::Package)?;
+        expect(&report, &[Verdict::RE]).map_err(|e| format!("round {round}: {e:?}"))?;
+    }
+    Ok(())
+}
+
+/// A validator that still writes after the submission left (here: it waits, then talks) is not
+/// killed by a broken pipe: it reads end of input and rejects, as the reference runner has it.
+fn interactive_validator_outlives_submission() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "validation: custom interactive
+"),
+        (
+            "output_validators/late/interact.py",
+            "import sys, time\ntime.sleep(0.3)\nprint('welcome', flush=True)\nsys.exit(42 if sys.stdin.readline() else 43)\n",
+        ),
+        ("data/secret/1.in", "\n"),
+        ("data/secret/1.ans", "\n"),
+    ]);
+    let report = judge(dir.path(), "python3", "pass\n", Coverage::Package)?;
+    expect(&report, &[Verdict::WA])?;
     Ok(())
 }
 

@@ -29,6 +29,9 @@ pub struct ChildPlan<'a> {
     pub stderr: RawFd,
     pub status_pipe: RawFd,
     pub error_pipe: RawFd,
+    /// Readable when the caller cancels the run: init kills the tree and still reports how the
+    /// program ended, so a program that had already ended on its own keeps its own ending.
+    pub cancel: RawFd,
     pub rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
     pub uid: libc::uid_t,
     pub gid: libc::gid_t,
@@ -45,22 +48,25 @@ pub struct ChildPlan<'a> {
     pub cpu: Option<u32>,
 }
 
-/// What init reports on the status pipe once the whole tree is gone: the program's wait status
-/// and the first call its filter handed to init's listener, if any.
+/// What init reports on the status pipe once the whole tree is gone: the program's wait status,
+/// the first call its filter handed to init's listener, if any, and whether a cancellation
+/// reached init before the program's exit did.
 pub struct Report {
     pub wait_status: i32,
     pub violation: Option<crate::seccomp::Violation>,
+    pub cancelled: bool,
 }
 
 impl Report {
-    pub const LEN: usize = 12;
+    pub const LEN: usize = 13;
 
     fn encode(&self) -> [u8; Self::LEN] {
         let (nr, arch) = self.violation.map_or((-1, 0), |v| (v.nr, v.arch));
         let mut bytes = [0u8; Self::LEN];
         bytes[..4].copy_from_slice(&self.wait_status.to_le_bytes());
         bytes[4..8].copy_from_slice(&nr.to_le_bytes());
-        bytes[8..].copy_from_slice(&arch.to_le_bytes());
+        bytes[8..12].copy_from_slice(&arch.to_le_bytes());
+        bytes[12] = u8::from(self.cancelled);
         bytes
     }
 
@@ -73,6 +79,7 @@ impl Report {
                 nr,
                 arch: u32::from_le_bytes(word(8)),
             }),
+            cancelled: bytes[12] == 1,
         }
     }
 }
@@ -181,11 +188,11 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
     }
     let listener = plan.listener.load(Ordering::Acquire);
 
-    // Keep only the status pipe, the signalfd and the listener. Every other descriptor (the
+    // Keep only the status pipe, the cancel pipe, the signalfd and the listener. Every other descriptor (the
     // program's stdio, the supervisor's ends of the pipes) must not be held open by init: the
     // program's stdin has to reach EOF when the supervisor closes it, and the output pipes
     // when the program's tree is gone.
-    close_all_except(&[plan.status_pipe, children, listener]);
+    close_all_except(&[plan.status_pipe, plan.cancel, children, listener]);
 
     // When the program exits, everything it left behind is killed and reaped before its status
     // is reported: a report means the whole tree is gone, so the supervisor can read the
@@ -195,9 +202,11 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
     let mut report = Report {
         wait_status: 0,
         violation: None,
+        cancelled: false,
     };
     let mut program_status = None;
     let mut listening = listener >= 0;
+    let mut cancellable = true;
     loop {
         loop {
             let mut status = 0;
@@ -232,9 +241,14 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                fd: if cancellable { plan.cancel } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        // SAFETY: `fds` is a valid array of two pollfd.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+        // SAFETY: `fds` is a valid array of three pollfd.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 3, -1) } < 0 {
             continue;
         }
         if fds[0].revents != 0 {
@@ -250,6 +264,17 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
         } else if fds[1].revents != 0 {
             // Every filtered process is gone: nothing more can arrive.
             listening = false;
+        }
+        if fds[2].revents != 0 {
+            cancellable = false;
+            // The program's status is not taken yet (this loop reaps before it polls), so the
+            // cancellation came first, unless the program was already on its way out: the
+            // kill then changes nothing, and its wait status says how it ended by itself.
+            if program_status.is_none() {
+                report.cancelled = true;
+                // SAFETY: as above.
+                unsafe { libc::kill(-1, libc::SIGKILL) };
+            }
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The poll loop of one run: stdio with byte caps, the CPU and wall-clock limits, the
 //! client's cancel, and init's report.
 
+use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::child;
+use crate::capture::{CaptureSink, Captured};
 use crate::cgroup::RunCgroup;
 use crate::outcome::EnforcedKill;
 use crate::protocol;
@@ -15,9 +17,10 @@ use crate::sys;
 pub(super) struct Pumped {
     /// Init's report, made once the whole tree was gone.
     pub(super) report: Option<child::Report>,
-    pub(super) stdout: Vec<u8>,
-    pub(super) stderr: Vec<u8>,
-    pub(super) output_exceeded: bool,
+    /// The streams' captures; an error means kept bytes could not be written to the caller's
+    /// file.
+    pub(super) stdout: io::Result<Captured>,
+    pub(super) stderr: io::Result<Captured>,
     pub(super) enforced: Option<EnforcedKill>,
     pub(super) client_gone: bool,
 }
@@ -73,14 +76,17 @@ impl<'a> Pump<'a> {
     pub(super) fn run(
         mut self,
         stdout: Option<OwnedFd>,
+        stdout_file: Option<OwnedFd>,
         stderr: OwnedFd,
         mut stdin: Option<(OwnedFd, Vec<u8>)>,
         status: &OwnedFd,
+        cancel: &OwnedFd,
     ) -> Pumped {
-        let mut out = Stream::new(stdout);
-        let mut err = Stream::new(stderr);
+        let mut out = Stream::new(stdout, CaptureSink::new(stdout_file, self.cap));
+        let mut err = Stream::new(Some(stderr), CaptureSink::new(None, self.stderr_cap));
         let mut stdin_written = 0usize;
         let mut client_gone = false;
+        let mut cancel_sent = false;
         let mut report = None;
         let mut next_cpu_check = Instant::now() + Duration::from_millis(1);
         let mut buf = vec![0u8; 64 * 1024];
@@ -131,10 +137,10 @@ impl<'a> Pump<'a> {
             }
             let fired = |slot: Option<usize>| slot.is_some_and(|i| fds[i].revents != 0);
 
-            if fired(out_slot) && out.pump(&mut buf, self.cap) {
+            if fired(out_slot) && out.pump(&mut buf) {
                 self.enforce(EnforcedKill::Output);
             }
-            if fired(err_slot) && err.pump(&mut buf, self.stderr_cap) {
+            if fired(err_slot) && err.pump(&mut buf) {
                 self.enforce(EnforcedKill::Output);
             }
             if fired(stdin_slot) {
@@ -151,8 +157,13 @@ impl<'a> Pump<'a> {
             if fired(control_slot) {
                 let mut message = [0u8; 1];
                 match sys::read(self.control, &mut message) {
+                    // Init decides whether the cancellation or the program's own exit came
+                    // first; it needs to hear of it once.
                     Ok(Some(1)) if message[0] == protocol::CANCEL => {
-                        self.enforce(EnforcedKill::Cancelled)
+                        if !cancel_sent {
+                            cancel_sent = true;
+                            let _ = sys::write(cancel.as_raw_fd(), &[protocol::CANCEL]);
+                        }
                     }
                     // End of stream or garbage: nobody is waiting for this run any more.
                     _ => {
@@ -170,14 +181,12 @@ impl<'a> Pump<'a> {
             }
         }
         // Every process of the run is gone; whatever is still buffered is the tail of the output.
-        out.drain(&mut buf, self.cap);
-        err.drain(&mut buf, self.stderr_cap);
-        let output_exceeded = out.exceeded || err.exceeded;
+        out.drain(&mut buf);
+        err.drain(&mut buf);
         Pumped {
             report,
-            stdout: out.data,
-            stderr: err.data,
-            output_exceeded,
+            stdout: out.sink.finish(),
+            stderr: err.sink.finish(),
             enforced: self.enforced,
             client_gone,
         }
@@ -196,19 +205,16 @@ fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
 struct Stream {
     /// `None` for a stream that is not captured (it went to a passed descriptor).
     fd: Option<OwnedFd>,
-    data: Vec<u8>,
+    sink: CaptureSink,
     open: bool,
-    exceeded: bool,
 }
 
 impl Stream {
-    fn new(fd: impl Into<Option<OwnedFd>>) -> Self {
-        let fd = fd.into();
+    fn new(fd: Option<OwnedFd>, sink: CaptureSink) -> Self {
         Self {
             open: fd.is_some(),
             fd,
-            data: Vec::new(),
-            exceeded: false,
+            sink,
         }
     }
 
@@ -217,38 +223,26 @@ impl Stream {
     }
 
     /// Reads what is available; returns true when this read first crossed the cap.
-    fn pump(&mut self, buf: &mut [u8], cap: usize) -> bool {
+    fn pump(&mut self, buf: &mut [u8]) -> bool {
         match sys::read(self.raw(), buf) {
             Ok(Some(0)) | Err(_) => {
                 self.open = false;
                 false
             }
             Ok(None) => false,
-            Ok(Some(n)) => self.keep(&buf[..n], cap),
+            Ok(Some(n)) => self.sink.keep(&buf[..n]),
         }
     }
 
     /// Reads what is left once every writer is gone.
-    fn drain(&mut self, buf: &mut [u8], cap: usize) {
+    fn drain(&mut self, buf: &mut [u8]) {
         while self.open {
             match sys::read(self.raw(), buf) {
                 Ok(Some(n)) if n > 0 => {
-                    self.keep(&buf[..n], cap);
+                    self.sink.keep(&buf[..n]);
                 }
                 _ => self.open = false,
             }
         }
-    }
-
-    /// Keeps bytes up to the cap; returns true when these bytes first crossed it. Bytes past
-    /// the cap are dropped, but still read, so writers never block on a full pipe.
-    fn keep(&mut self, bytes: &[u8], cap: usize) -> bool {
-        let room = cap.saturating_sub(self.data.len());
-        self.data.extend_from_slice(&bytes[..bytes.len().min(room)]);
-        if bytes.len() > room && !self.exceeded {
-            self.exceeded = true;
-            return true;
-        }
-        false
     }
 }

@@ -22,7 +22,7 @@ use crate::protocol::{self, Incoming};
 use crate::rootfs::{RootfsLayout, Template};
 use crate::scratch::{Scratch, ScratchError};
 use crate::seccomp::Profile;
-use crate::spec::{PassedFds, RunSpec, Stdin};
+use crate::spec::{PassedFds, RunSpec, Stdin, Stdout};
 use crate::sys;
 
 /// Where each run mounts its root tmpfs (inside its own mount namespace).
@@ -296,6 +296,7 @@ impl Supervisor {
             stderr: io.child_stderr.as_raw_fd(),
             status_pipe: io.status_write.as_raw_fd(),
             error_pipe: io.error_write.as_raw_fd(),
+            cancel: io.cancel_read.as_raw_fd(),
             rlimits: rlimits(spec),
             uid,
             gid: uid,
@@ -339,9 +340,11 @@ impl Supervisor {
         let pump = Pump::new(spec, pid, cgroup, self.cpus, started, control);
         let pumped = pump.run(
             parent.stdout,
+            parent.stdout_file,
             parent.stderr,
             parent.stdin_bytes,
             &parent.status_read,
+            &parent.cancel_write,
         );
         let wall = started.elapsed();
         if pumped.report.is_some() {
@@ -367,7 +370,15 @@ impl Supervisor {
             .as_ref()
             .map(|r| decode_wait_status(r.wait_status));
         let violation = pumped.report.as_ref().and_then(|r| r.violation);
-        if termination.is_none() && pumped.enforced.is_none() {
+        // Cancelled only when the cancellation is what ended the program: init got it first and
+        // the program died of the kill it sent. A program that had already ended by itself (a
+        // crash that closed the pipe an interactive validator was reading) keeps its ending.
+        let enforced = pumped.enforced.or_else(|| {
+            let report = pumped.report.as_ref()?;
+            (report.cancelled && termination == Some(Termination::Signaled(libc::SIGKILL)))
+                .then_some(EnforcedKill::Cancelled)
+        });
+        if termination.is_none() && enforced.is_none() {
             let reason = if pumped.client_gone {
                 "the client hung up during the run"
             } else {
@@ -375,6 +386,16 @@ impl Supervisor {
             };
             return RunOutcome::infrastructure(Status::LaunchFailure, reason);
         }
+        let (stdout, stderr) = match (pumped.stdout, pumped.stderr) {
+            (Ok(stdout), Ok(stderr)) => (stdout, stderr),
+            (Err(e), _) | (_, Err(e)) => {
+                return RunOutcome::infrastructure(
+                    Status::ConfigError,
+                    format!("write the captured output: {e}"),
+                )
+            }
+        };
+        let output_exceeded = stdout.exceeded || stderr.exceeded;
         let stats = match cgroup.stats() {
             Ok(s) => s,
             Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.to_string()),
@@ -382,13 +403,13 @@ impl Supervisor {
         let evidence = Evidence {
             termination,
             violation: violation.is_some(),
-            enforced: pumped.enforced,
+            enforced,
             cpu_time_us: stats.cpu_time_us,
             cpu_limit_us: spec.limits.cpu_time_ms * 1_000,
             oom_kills: stats.oom_kills,
             memory_limit_reached: stats.memory_limit_reached,
             fork_refusals: stats.fork_refusals,
-            output_exceeded: pumped.output_exceeded,
+            output_exceeded,
         };
         let status = classify(&evidence);
         let (exit_code, signal) = match termination {
@@ -404,11 +425,11 @@ impl Supervisor {
             cpu_time_ms: stats.cpu_time_us.div_ceil(1_000),
             wall_time_ms: wall.as_millis() as u64,
             memory_kib: stats.peak_memory_bytes / 1024,
-            stdout: pumped.stdout,
-            stderr: pumped.stderr,
-            output_truncated: pumped.output_exceeded,
-            cancelled: pumped.enforced == Some(EnforcedKill::Cancelled),
-            message: match (violation, pumped.enforced) {
+            stdout: stdout.memory,
+            stderr: stderr.memory,
+            output_truncated: output_exceeded,
+            cancelled: enforced == Some(EnforcedKill::Cancelled),
+            message: match (violation, enforced) {
                 (Some(violation), _) => Some(violation.describe()),
                 (None, Some(EnforcedKill::Cancelled)) => Some("cancelled by the caller".into()),
                 _ => None,
@@ -552,21 +573,27 @@ struct RunIo {
     child_stderr: OwnedFd,
     status_write: OwnedFd,
     error_write: OwnedFd,
+    cancel_read: OwnedFd,
     stdin_bytes: Option<(OwnedFd, Vec<u8>)>,
     /// `None` when stdout goes to a passed descriptor instead of being captured.
     stdout: Option<OwnedFd>,
+    /// The caller's file that captured stdout is streamed into ([`Stdout::CaptureToFile`]).
+    stdout_file: Option<OwnedFd>,
     stderr: OwnedFd,
     status_read: OwnedFd,
     error_read: OwnedFd,
+    cancel_write: OwnedFd,
 }
 
 /// The supervisor's ends, after the child's copies are closed.
 struct ParentIo {
     stdin_bytes: Option<(OwnedFd, Vec<u8>)>,
     stdout: Option<OwnedFd>,
+    stdout_file: Option<OwnedFd>,
     stderr: OwnedFd,
     status_read: OwnedFd,
     error_read: OwnedFd,
+    cancel_write: OwnedFd,
 }
 
 impl RunIo {
@@ -599,16 +626,17 @@ impl RunIo {
             }
             Stdin::Passed => (fds.stdin.expect("checked against the spec"), None),
         };
-        let (stdout, child_stdout) = match fds.stdout {
-            Some(passed) => (None, passed),
-            None => {
+        let (stdout, child_stdout, stdout_file) = match (spec.stdout, fds.stdout) {
+            (Stdout::Passed, Some(passed)) => (None, passed, None),
+            (_, file) => {
                 let (read, write) = sys::pipe().map_err(launch("stdout pipe"))?;
-                (Some(read), write)
+                (Some(read), write, file)
             }
         };
         let (stderr, child_stderr) = sys::pipe().map_err(launch("stderr pipe"))?;
         let (status_read, status_write) = sys::pipe().map_err(launch("status pipe"))?;
         let (error_read, error_write) = sys::pipe().map_err(launch("error pipe"))?;
+        let (cancel_read, cancel_write) = sys::pipe().map_err(launch("cancel pipe"))?;
         for fd in stdout.iter().chain([&stderr]) {
             sys::set_nonblocking(fd).map_err(launch("output pipe"))?;
         }
@@ -619,11 +647,14 @@ impl RunIo {
             child_stderr,
             status_write,
             error_write,
+            cancel_read,
             stdin_bytes,
             stdout,
+            stdout_file,
             stderr,
             status_read,
             error_read,
+            cancel_write,
         })
     }
 
@@ -632,9 +663,11 @@ impl RunIo {
         ParentIo {
             stdin_bytes: self.stdin_bytes,
             stdout: self.stdout,
+            stdout_file: self.stdout_file,
             stderr: self.stderr,
             status_read: self.status_read,
             error_read: self.error_read,
+            cancel_write: self.cancel_write,
         }
     }
 }

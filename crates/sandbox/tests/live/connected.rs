@@ -1,6 +1,7 @@
 //! Runs wired together through passed descriptors (how interactive problems connect a
 //! submission to its validator), and cancellation.
 
+use std::io::{Read, Seek};
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,14 @@ pub fn all() -> Vec<Trial> {
             reader_exiting_early,
         ),
         Trial::test("connected_cancel_ends_a_running_program", cancel_ends_a_run),
+        Trial::test(
+            "connected_cancel_after_the_program_ended_keeps_its_own_ending",
+            cancel_after_the_end,
+        ),
+        Trial::test(
+            "connected_output_streams_into_a_capped_file",
+            output_streams_into_a_file,
+        ),
         Trial::test(
             "connected_descriptor_mismatch_is_a_spec_error",
             descriptor_mismatch,
@@ -159,4 +168,80 @@ fn descriptor_mismatch() -> Result<(), Failed> {
         Err(other) => Err(format!("unexpected error {other}").into()),
         Ok(_) => Err("a run started without its stdin".into()),
     }
+}
+
+/// The interactive rule "whoever ended first decides" needs the sandbox to tell a program that
+/// ended by itself from one the caller's cancellation ended, by what happened, not by when the
+/// cancel arrived. Here the program crashes first (its closed stdout is what the caller sees,
+/// as a validator sees end of input) while a child it left behind takes a while to be torn
+/// down, so the cancellation reaches the supervisor before the run's report: the outcome must
+/// still be the program's own crash.
+fn cancel_after_the_end() -> Result<(), Failed> {
+    for round in 0..5 {
+        let (read, write) = pipe();
+        let script =
+            "python3 -c 'import os,time; b=bytes([1])*(300<<20); os.close(1); time.sleep(60)' & \
+                      sleep 0.5; kill -SEGV $$";
+        let mut spec = shell(script);
+        spec.stdout = Stdout::Passed;
+        spec.limits.memory_bytes = 1 << 30;
+        spec.profile = sandbox::Profile::Python;
+        let run = sandbox().start(
+            &spec,
+            PassedFds {
+                stdin: None,
+                stdout: Some(write),
+            },
+        )?;
+        let mut seen = Vec::new();
+        std::fs::File::from(read).read_to_end(&mut seen)?;
+        run.canceller().cancel();
+        let outcome = run.wait();
+        if outcome.signal != Some(libc::SIGSEGV) || outcome.cancelled {
+            return Err(format!("round {round}: {outcome:?}").into());
+        }
+    }
+    Ok(())
+}
+
+/// `CaptureToFile`: the supervisor streams stdout into the caller's file up to the cap, keeps
+/// none of it in the outcome, and the bytes are exact (not UTF-8 here).
+fn output_streams_into_a_file() -> Result<(), Failed> {
+    let mut file = tempfile::tempfile()?;
+    let mut spec =
+        shell("printf '\\377\\000'; head -c 3000000 /dev/zero").stdout(Stdout::CaptureToFile);
+    spec.limits.output_bytes = 1_000_000;
+    let outcome = sandbox().start(
+        &spec,
+        PassedFds {
+            stdin: None,
+            stdout: Some(file.try_clone()?.into()),
+        },
+    )?;
+    let outcome = outcome.wait();
+    assert_eq!(outcome.status, Status::OutputLimit, "{outcome:?}");
+    assert!(outcome.stdout.is_empty());
+    let mut kept = Vec::new();
+    file.rewind()?;
+    file.read_to_end(&mut kept)?;
+    assert_eq!(kept.len(), 1_000_000);
+    assert_eq!(&kept[..3], &[0xff, 0x00, 0x00]);
+
+    let mut file = tempfile::tempfile()?;
+    let spec = shell("echo within the cap").stdout(Stdout::CaptureToFile);
+    let outcome = sandbox()
+        .start(
+            &spec,
+            PassedFds {
+                stdin: None,
+                stdout: Some(file.try_clone()?.into()),
+            },
+        )?
+        .wait();
+    assert_eq!(outcome.status, Status::Ok, "{outcome:?}");
+    let mut kept = String::new();
+    file.rewind()?;
+    file.read_to_string(&mut kept)?;
+    assert_eq!(kept, "within the cap\n");
+    Ok(())
 }

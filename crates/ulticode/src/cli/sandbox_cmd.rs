@@ -1,12 +1,12 @@
 //! `ulticode sandbox run | doctor`.
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use sandbox::{Bind, Fault, Limits, Profile, RunSpec, Sandbox, Stdin};
+use sandbox::{Bind, Fault, Limits, PassedFds, Profile, RunSpec, Sandbox, Stdin, Stdout};
 
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
@@ -141,7 +141,28 @@ impl RunArgs {
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let spec = args.spec()?;
     let sandbox = super::native_sandbox()?;
-    let outcome = sandbox.run(&spec).context("invalid sandbox request")?;
+    // Without --json the output streams through a file to this command's stdout, so no more
+    // than a buffer of it is ever in memory; the JSON form carries it inline (up to the cap).
+    let captured = if args.json {
+        None
+    } else {
+        Some(tempfile::tempfile().context("a file for the program's output")?)
+    };
+    let fds = PassedFds {
+        stdin: None,
+        stdout: match &captured {
+            Some(file) => Some(file.try_clone()?.into()),
+            None => None,
+        },
+    };
+    let spec = match captured {
+        Some(_) => spec.stdout(Stdout::CaptureToFile),
+        None => spec,
+    };
+    let outcome = sandbox
+        .start(&spec, fds)
+        .context("invalid sandbox request")?
+        .wait();
     if args.json {
         // Written straight out: no second copy of up to two output caps in memory.
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -149,7 +170,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
         out.flush()?;
     } else {
-        std::io::stdout().write_all(&outcome.stdout)?;
+        if let Some(mut file) = captured {
+            file.rewind()?;
+            std::io::copy(&mut file, &mut std::io::stdout().lock())?;
+        }
         std::io::stderr().write_all(&outcome.stderr)?;
         eprintln!(
             "[sandbox] status={} exit_code={} signal={} cpu={}ms wall={}ms memory={}KiB{}{}",
