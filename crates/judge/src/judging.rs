@@ -1240,6 +1240,7 @@ mod tests {
     fn problem(kind: ProblemKind, data: TestGroup) -> Problem {
         Problem {
             dir: PathBuf::new(),
+            version: crate::package::FormatVersion::Legacy,
             name: "t".into(),
             kind,
             validation: Validation::Default,
@@ -1248,6 +1249,9 @@ mod tests {
             validator: None,
             data,
             submissions: Vec::new(),
+            time_limit_fixed: true,
+            allow_file_writing: false,
+            warnings: Vec::new(),
         }
     }
 

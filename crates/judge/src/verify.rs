@@ -1,9 +1,21 @@
-//! `problem verify`: judge every reference submission and compare with its directory.
+//! `problem verify`: judge every reference submission and compare with what its directory
+//! expects, with the reference tool's (problemtools' `verifyproblem`) timing semantics.
+//!
+//! - The time limit is the package's own, or derived: the slowest test of the accepted
+//!   submissions × `ac_to_time_limit`, rounded up to a multiple of `time_resolution`.
+//! - Every submission runs once under the time limit × `time_limit_to_tle` (the TLE margin).
+//!   Its tests are then read twice: at the time limit (a test slower than the limit is a
+//!   timeout) and at the margin (as it ran). A submission that meets its directory's
+//!   expectation at the time limit is as expected; one that meets it only at the margin is as
+//!   expected "with extra time" (a pass with a note), as there.
+//! - Expectations are per-test, as in 2025-09's `submissions.yaml` defaults: every test's
+//!   verdict must be in the directory's permitted set, and one in its required set. A memory
+//!   overrun and an output overrun count as run-time errors (the format has no MLE verdict).
 
 use serde::Serialize;
 
-use crate::judging::{Judge, JudgeError, JudgeOptions, PreparedProblem};
-use crate::package::{language_of, Expectation, PackageSubmission, ProblemKind};
+use crate::judging::{Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
+use crate::package::{language_of, Expectation, PackageSubmission, Problem, ProblemKind};
 use crate::verdict::Verdict;
 
 /// How one reference submission fared.
@@ -12,10 +24,13 @@ pub struct VerifyRow {
     pub submission: String,
     pub language: String,
     pub expected: String,
-    /// The verdict (and score) it got; empty when it could not be judged here.
+    /// The verdict (and score) it got at the time limit; empty when it could not be judged.
     pub got: String,
     pub outcome: RowOutcome,
+    /// Slowest counted test (CPU time).
     pub time_ms: u64,
+    /// Set when the expectation holds only with the margin ("with extra time").
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,10 +45,21 @@ pub enum RowOutcome {
 #[derive(Debug, Clone, Serialize)]
 pub struct VerifyReport {
     pub problem: String,
+    /// The time limit the submissions were judged against.
+    pub time_limit_ms: u64,
+    /// Whether it was derived from the accepted submissions (the package gave none).
+    pub time_limit_derived: bool,
+    /// The limit × `time_limit_to_tle`: what "with extra time" means.
+    pub margin_ms: u64,
     pub rows: Vec<VerifyRow>,
+    /// The package's warnings (unknown keys, skipped files).
+    pub warnings: Vec<String>,
     /// No mismatch (unavailable languages excepted) and at least one submission judged.
     pub ok: bool,
 }
+
+/// The CPU time limit accepted submissions run under while the time limit is being derived.
+const PROBE_TIME_LIMIT_MS: u64 = 20_000;
 
 /// Judges every file under `submissions/`; `on_row` sees each row as soon as it is known.
 pub fn verify(
@@ -42,9 +68,20 @@ pub fn verify(
     on_row: &dyn Fn(&VerifyRow),
 ) -> Result<VerifyReport, JudgeError> {
     let problem = prepared.problem;
+    let limits = &problem.limits;
+    let time_limit_ms = if problem.time_limit_fixed {
+        limits.time_limit_ms
+    } else {
+        derive_time_limit(judge, problem)?
+    };
+    let margin_ms = (time_limit_ms as f64 * limits.time_limit_to_tle).ceil() as u64;
+    let mut extended = problem.clone();
+    extended.limits.time_limit_ms = margin_ms;
+    let extended = judge.prepare(&extended)?;
+
     let mut rows = Vec::new();
     for submission in &problem.submissions {
-        let row = verify_one(judge, prepared, submission)?;
+        let row = verify_one(judge, &extended, submission, time_limit_ms)?;
         on_row(&row);
         rows.push(row);
     }
@@ -58,17 +95,77 @@ pub fn verify(
             .all(|r| !matches!(r.outcome, RowOutcome::Mismatch(_)));
     Ok(VerifyReport {
         problem: problem.name.clone(),
+        time_limit_ms,
+        time_limit_derived: !problem.time_limit_fixed,
+        margin_ms,
         rows,
+        warnings: problem.warnings.iter().map(ToString::to_string).collect(),
         ok,
     })
 }
 
-fn verify_one(
+/// The slowest test of the submissions expected to be accepted, × `ac_to_time_limit`, rounded
+/// up to a multiple of `time_resolution` (at least one multiple).
+fn derive_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result<u64, JudgeError> {
+    let mut probe = problem.clone();
+    probe.limits.time_limit_ms = PROBE_TIME_LIMIT_MS;
+    let prepared = judge.prepare(&probe)?;
+    let mut slowest_ms = 0;
+    for submission in &problem.submissions {
+        if submission.expectation != Expectation::Accepted {
+            continue;
+        }
+        let Some(report) = judge_submission(judge, &prepared, submission)? else {
+            continue;
+        };
+        slowest_ms = slowest_ms.max(report.tests.iter().map(|t| t.time_ms).max().unwrap_or(0));
+    }
+    Ok(time_limit_from(
+        slowest_ms,
+        problem.limits.ac_to_time_limit,
+        problem.limits.time_resolution_s,
+    ))
+}
+
+fn time_limit_from(slowest_ms: u64, ac_to_time_limit: f64, resolution_s: f64) -> u64 {
+    let resolution_ms = (resolution_s * 1000.0).max(1.0);
+    let steps = (slowest_ms as f64 * ac_to_time_limit / resolution_ms - 1e-9)
+        .ceil()
+        .max(1.0);
+    (steps * resolution_ms).round() as u64
+}
+
+/// Judges one reference submission; `None` when its language is unavailable here.
+fn judge_submission(
     judge: &Judge<'_>,
     prepared: &PreparedProblem<'_>,
     submission: &PackageSubmission,
+) -> Result<Option<JudgeReport>, JudgeError> {
+    let Some(language) = language_of(&submission.path) else {
+        return Ok(None);
+    };
+    if judge.languages().get(language).is_none() {
+        return Ok(None);
+    }
+    let source = std::fs::read(&submission.path)?;
+    judge
+        .judge(
+            prepared,
+            language,
+            &source,
+            JudgeOptions::default(),
+            &|_| {},
+        )
+        .map(Some)
+}
+
+fn verify_one(
+    judge: &Judge<'_>,
+    extended: &PreparedProblem<'_>,
+    submission: &PackageSubmission,
+    time_limit_ms: u64,
 ) -> Result<VerifyRow, JudgeError> {
-    let problem = prepared.problem;
+    let problem = extended.problem;
     let mut row = VerifyRow {
         submission: submission.display.clone(),
         language: String::new(),
@@ -76,60 +173,195 @@ fn verify_one(
         got: String::new(),
         outcome: RowOutcome::Match,
         time_ms: 0,
+        note: None,
     };
-    let Some(language) = language_of(&submission.path) else {
-        row.outcome = RowOutcome::Mismatch("no language uses this file extension".into());
-        return Ok(row);
-    };
+    let language = language_of(&submission.path).unwrap_or_default();
     row.language = language.to_string();
     if judge.languages().get(language).is_none() {
         row.outcome = RowOutcome::LanguageUnavailable(judge.languages().why_not(language));
         return Ok(row);
     }
-    let source = std::fs::read(&submission.path)?;
-    // Reference submissions are judged on every test, so a wrong one cannot hide behind an
-    // early failure of another kind... except where the package says to stop.
-    let report = judge.judge(
-        prepared,
-        language,
-        &source,
-        JudgeOptions::default(),
-        &|_| {},
-    )?;
-    row.time_ms = report.time_ms;
-    row.got = match report.score {
-        Some(score) => format!("{} ({score})", report.verdict),
-        None => report.verdict.to_string(),
+    let Some(report) = judge_submission(judge, extended, submission)? else {
+        unreachable!("the language was checked above");
     };
-    let full = report.score == report.max_score;
-    row.outcome = match submission.expectation {
-        Expectation::Accepted if report.verdict == Verdict::AC && full => RowOutcome::Match,
-        Expectation::Accepted => RowOutcome::Mismatch(
-            match report.tests.iter().find(|t| t.verdict != Verdict::AC) {
-                Some(test) => format!("{} on {}: {}", test.verdict, test.name, test.message),
-                None if report.verdict == Verdict::CE => {
-                    format!("CE: {}", first_line(&report.compile_output))
-                }
-                None => "not full score".into(),
-            },
-        ),
-        Expectation::Verdict(expected) if report.verdict == expected => RowOutcome::Match,
-        Expectation::Verdict(expected) => {
-            RowOutcome::Mismatch(format!("expected {expected}, got {}", report.verdict))
+    row.time_ms = report.time_ms;
+    let at_limit = View::at_limit(&report, time_limit_ms);
+    let at_margin = View::as_run(&report);
+    row.got = at_limit.describe(&report);
+    let expectation = submission.expectation;
+    row.outcome = match (
+        expectation.check(&at_limit, &report, problem.kind),
+        expectation.check(&at_margin, &report, problem.kind),
+    ) {
+        (Ok(()), _) => RowOutcome::Match,
+        (Err(_), Ok(())) => {
+            row.note = Some(format!(
+                "as expected only with extra time (got {} within {} ms)",
+                at_margin.describe(&report),
+                problem.limits.time_limit_ms
+            ));
+            RowOutcome::Match
         }
-        Expectation::PartialScore => {
-            let score = report.score.unwrap_or(0.0);
-            let max = report.max_score.unwrap_or(0.0);
-            if problem.kind == ProblemKind::Scoring && score > 0.0 && score < max {
-                RowOutcome::Match
-            } else {
-                RowOutcome::Mismatch(format!("score {score} is not strictly between 0 and {max}"))
-            }
-        }
+        (Err(reason), Err(_)) => RowOutcome::Mismatch(reason),
     };
     Ok(row)
 }
 
+/// The verdict of each counted test, read at one time limit.
+struct View {
+    verdicts: Vec<(String, Verdict, String)>,
+    compile_error: bool,
+}
+
+impl View {
+    fn as_run(report: &JudgeReport) -> Self {
+        Self {
+            verdicts: report
+                .tests
+                .iter()
+                .map(|t| (t.name.clone(), t.verdict, t.message.clone()))
+                .collect(),
+            compile_error: report.verdict == Verdict::CE,
+        }
+    }
+
+    /// A test slower than the limit timed out there, whatever it did afterwards.
+    fn at_limit(report: &JudgeReport, time_limit_ms: u64) -> Self {
+        let mut view = Self::as_run(report);
+        for ((_, verdict, message), test) in view.verdicts.iter_mut().zip(&report.tests) {
+            if test.time_ms > time_limit_ms && !matches!(*verdict, Verdict::SE | Verdict::CE) {
+                *verdict = Verdict::TLE;
+                *message = format!("{} ms over the {time_limit_ms} ms limit", test.time_ms);
+            }
+        }
+        view
+    }
+
+    /// The submission's verdict in this view: the most severe test verdict.
+    fn verdict(&self) -> Verdict {
+        if self.compile_error {
+            return Verdict::CE;
+        }
+        self.verdicts
+            .iter()
+            .map(|(_, v, _)| *v)
+            .max_by_key(|v| v.severity())
+            .unwrap_or(Verdict::AC)
+    }
+
+    fn describe(&self, report: &JudgeReport) -> String {
+        match report.score {
+            Some(score) => format!("{} ({score})", self.verdict()),
+            None => self.verdict().to_string(),
+        }
+    }
+}
+
+/// The format's four test verdicts (memory and output overruns are run-time errors there).
+fn format_verdict(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::AC => "AC",
+        Verdict::WA | Verdict::PE => "WA",
+        Verdict::TLE => "TLE",
+        Verdict::RE | Verdict::MLE | Verdict::OLE => "RTE",
+        Verdict::CE => "CE",
+        Verdict::SE => "JE",
+    }
+}
+
+impl Expectation {
+    /// The per-test rule of a directory: (permitted, required) format verdicts.
+    fn rule(self) -> Option<(&'static [&'static str], &'static [&'static str])> {
+        Some(match self {
+            Expectation::Accepted => (&["AC"], &[]),
+            Expectation::Verdict(Verdict::WA) => (&["AC", "WA"], &["WA"]),
+            Expectation::Verdict(Verdict::TLE) => (&["AC", "TLE"], &["TLE"]),
+            Expectation::Verdict(Verdict::RE) => (&["AC", "RTE"], &["RTE"]),
+            Expectation::Rejected => (&["AC", "WA", "TLE", "RTE"], &["RTE", "TLE", "WA"]),
+            Expectation::BruteForce => (&["AC", "RTE", "TLE"], &["RTE", "TLE"]),
+            _ => return None,
+        })
+    }
+
+    fn check(self, view: &View, report: &JudgeReport, kind: ProblemKind) -> Result<(), String> {
+        if let Some((permitted, required)) = self.rule() {
+            if view.compile_error {
+                return Err(format!("CE: {}", first_line(&report.compile_output)));
+            }
+            if let Some((name, verdict, message)) = view
+                .verdicts
+                .iter()
+                .find(|(_, v, _)| !permitted.contains(&format_verdict(*v)))
+            {
+                return Err(format!("{verdict} on {name}: {message}"));
+            }
+            let met = required.is_empty()
+                || view
+                    .verdicts
+                    .iter()
+                    .any(|(_, v, _)| required.contains(&format_verdict(*v)));
+            if !met {
+                return Err(format!(
+                    "no test got {} (got {})",
+                    required.join(" or "),
+                    view.verdict()
+                ));
+            }
+            if self == Expectation::Accepted && report.score != report.max_score {
+                return Err(format!(
+                    "score {} is not the maximum {}",
+                    report.score.unwrap_or(0.0),
+                    report.max_score.unwrap_or(0.0)
+                ));
+            }
+            return Ok(());
+        }
+        match self {
+            Expectation::PartialScore => {
+                let score = report.score.unwrap_or(0.0);
+                let max = report.max_score.unwrap_or(0.0);
+                if kind == ProblemKind::Scoring && score > 0.0 && score < max {
+                    Ok(())
+                } else {
+                    Err(format!("score {score} is not strictly between 0 and {max}"))
+                }
+            }
+            // This judge's own directories (memory_limit_exceeded, output_limit_exceeded,
+            // compile_error) expect one final verdict.
+            Expectation::Verdict(expected) if view.verdict() == expected => Ok(()),
+            Expectation::Verdict(expected) => {
+                Err(format!("expected {expected}, got {}", view.verdict()))
+            }
+            _ => unreachable!("the other expectations have a per-test rule"),
+        }
+    }
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_time_limits_round_up_to_the_resolution() {
+        // (slowest ms, multiplier, resolution s) → limit ms
+        let cases = [
+            (120, 2.0, 1.0, 1000),
+            (600, 2.0, 1.0, 2000),
+            (500, 2.0, 1.0, 1000),
+            (0, 2.0, 1.0, 1000),
+            (130, 5.0, 0.1, 700),
+            (333, 1.5, 0.25, 500),
+        ];
+        for (slowest, multiplier, resolution, expected) in cases {
+            assert_eq!(
+                time_limit_from(slowest, multiplier, resolution),
+                expected,
+                "{slowest} × {multiplier} at {resolution}"
+            );
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn verify(problem: &str) {
+fn verify(problem: &str) -> Value {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/problems")
         .join(problem);
@@ -36,11 +36,59 @@ fn verify(problem: &str) {
     assert!(mismatches.is_empty(), "{problem}: {mismatches:#?}");
     assert_eq!(report["ok"], true, "{problem}: {report:#}");
     assert_eq!(output.status.code(), Some(0));
+    report
 }
 
 #[test]
 fn aplusb_in_every_language() {
     verify("aplusb");
+}
+
+/// The 2025-09 format: a derived time limit, the TLE margin ("with extra time"), per-test
+/// expectations of `rejected` and `brute_force`, `test_group.yaml`, and what the reference
+/// tools only warn about (an unknown key, an unknown submissions directory, files that are
+/// no program).
+#[test]
+fn sumlines_in_the_2025_09_format() {
+    let report = verify("sumlines");
+    assert_eq!(report["time_limit_derived"], true, "{report:#}");
+    assert_eq!(report["time_limit_ms"], 1000, "{report:#}");
+    assert_eq!(report["margin_ms"], 1500, "{report:#}");
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    for expected in [
+        "key `future_key`: unknown key",
+        "sum.cc.disabled: not a source file",
+        "submissions/slow_accepted: unknown directory",
+    ] {
+        assert!(
+            warnings.iter().any(|w| w.contains(expected)),
+            "{expected:?} not in {warnings:#?}"
+        );
+    }
+    let rows = report["rows"].as_array().unwrap();
+    let judged: Vec<&str> = rows
+        .iter()
+        .map(|r| r["submission"].as_str().unwrap())
+        .collect();
+    assert!(!judged
+        .iter()
+        .any(|s| s.contains(".gitkeep") || s.contains("slow_accepted")));
+    let extra_time = rows
+        .iter()
+        .find(|r| r["submission"] == "submissions/run_time_error/slow_then_out_of_memory.py")
+        .expect("the RTE row");
+    assert_eq!(extra_time["got"], "TLE", "{extra_time:#}");
+    assert!(
+        extra_time["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("only with extra time")),
+        "{extra_time:#}"
+    );
 }
 
 #[test]

@@ -7,16 +7,17 @@
 //! file, the key and the reason.
 
 pub mod archive;
+mod config;
 mod testdata;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde_yaml_ng::Value;
-
 use crate::checker::default::DefaultFlags;
 use crate::verdict::Verdict;
 
+pub(crate) use config::parse_yaml;
+pub use config::FormatVersion;
 pub use testdata::{Aggregation, GroupSettings, OnReject, TestCase, TestGroup, TestItem};
 
 /// A package that cannot be used, with the place and the reason.
@@ -38,6 +39,10 @@ impl fmt::Display for PackageError {
         write!(f, ": {}", self.reason)
     }
 }
+
+/// Something the reference tools only warn about (an unknown key, a file in `submissions/`
+/// that is not a program): the package loads, and `problem verify` prints it.
+pub type PackageWarning = PackageError;
 
 impl PackageError {
     pub(crate) fn new(file: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
@@ -87,25 +92,22 @@ pub struct ProblemLimits {
     pub validation_time_s: u64,
     pub validation_memory_mib: u64,
     pub validation_output_mib: u64,
+    /// Largest source accepted, in KiB.
+    pub code_kib: u64,
+    /// `time_multipliers.ac_to_time_limit` (legacy `time_multiplier`): the time limit is at
+    /// least the slowest accepted submission's time × this.
+    pub ac_to_time_limit: f64,
+    /// `time_multipliers.time_limit_to_tle` (legacy `time_safety_margin`): a submission
+    /// expected to time out must still time out at the time limit × this; one expected to pass
+    /// that needs more than the limit but less than this margin passes "with extra time".
+    pub time_limit_to_tle: f64,
+    /// A derived time limit is a multiple of this many seconds.
+    pub time_resolution_s: f64,
 }
 
-/// The largest value a package may give each limit. A setter's package must not hold a judge
-/// worker for hours (`validation_time: 1e9`) or make the judge keep gigabytes of output in
-/// memory; beyond these the package is refused with the reason.
-const LIMIT_CAPS: &[(&str, f64, &str)] = &[
-    ("time_limit", 60.0, "seconds"),
-    ("memory", 8192.0, "MiB"),
-    ("output", 256.0, "MiB"),
-    ("compilation_time", 300.0, "seconds"),
-    ("compilation_memory", 8192.0, "MiB"),
-    ("validation_time", 300.0, "seconds"),
-    ("validation_memory", 8192.0, "MiB"),
-    ("validation_output", 256.0, "MiB"),
-];
-
 impl Default for ProblemLimits {
-    /// The format's defaults, except the time limit (the format derives it from the
-    /// submissions; one second is the conventional fallback).
+    /// The format's defaults (2025-09), except the time limit (the format derives it from the
+    /// submissions; one second is the fallback before they have run).
     fn default() -> Self {
         Self {
             time_limit_ms: 1_000,
@@ -116,6 +118,24 @@ impl Default for ProblemLimits {
             validation_time_s: 60,
             validation_memory_mib: 2048,
             validation_output_mib: 8,
+            code_kib: 128,
+            ac_to_time_limit: 2.0,
+            time_limit_to_tle: 1.5,
+            time_resolution_s: 1.0,
+        }
+    }
+}
+
+impl ProblemLimits {
+    /// The defaults of a format version (the legacy multipliers are 5 and 2).
+    pub fn for_version(version: FormatVersion) -> Self {
+        match version {
+            FormatVersion::Modern => Self::default(),
+            FormatVersion::Legacy => Self {
+                ac_to_time_limit: 5.0,
+                time_limit_to_tle: 2.0,
+                ..Self::default()
+            },
         }
     }
 }
@@ -144,11 +164,16 @@ pub enum Expectation {
     Verdict(Verdict),
     /// `partially_accepted`: a score strictly between the minimum and the maximum.
     PartialScore,
+    /// `rejected` (2025-09): at least one test is not accepted.
+    Rejected,
+    /// `brute_force` (2025-09): never a wrong answer, but a run-time error or a timeout on at
+    /// least one test.
+    BruteForce,
 }
 
 impl Expectation {
     /// The directory names of `submissions/` and what they expect.
-    pub const DIRECTORIES: [(&'static str, Expectation); 8] = [
+    pub const DIRECTORIES: [(&'static str, Expectation); 10] = [
         ("accepted", Expectation::Accepted),
         ("wrong_answer", Expectation::Verdict(Verdict::WA)),
         ("time_limit_exceeded", Expectation::Verdict(Verdict::TLE)),
@@ -157,6 +182,8 @@ impl Expectation {
         ("output_limit_exceeded", Expectation::Verdict(Verdict::OLE)),
         ("compile_error", Expectation::Verdict(Verdict::CE)),
         ("partially_accepted", Expectation::PartialScore),
+        ("rejected", Expectation::Rejected),
+        ("brute_force", Expectation::BruteForce),
     ];
 
     pub fn describe(self) -> String {
@@ -164,6 +191,8 @@ impl Expectation {
             Expectation::Accepted => "AC".into(),
             Expectation::Verdict(v) => v.to_string(),
             Expectation::PartialScore => "partial score".into(),
+            Expectation::Rejected => "not AC".into(),
+            Expectation::BruteForce => "RE or TLE".into(),
         }
     }
 }
@@ -182,6 +211,7 @@ pub struct PackageSubmission {
 #[derive(Debug, Clone)]
 pub struct Problem {
     pub dir: PathBuf,
+    pub version: FormatVersion,
     pub name: String,
     pub kind: ProblemKind,
     pub validation: Validation,
@@ -192,6 +222,12 @@ pub struct Problem {
     /// The root group (`data/`), with `sample` and `secret` below it.
     pub data: TestGroup,
     pub submissions: Vec<PackageSubmission>,
+    /// Whether the time limit is the package's own (`limits.time_limit`, `.timelimit`);
+    /// otherwise `problem verify` derives it from the accepted submissions.
+    pub time_limit_fixed: bool,
+    /// `allow_file_writing`: submissions may write in their working directory.
+    pub allow_file_writing: bool,
+    pub warnings: Vec<PackageWarning>,
 }
 
 impl Problem {
@@ -203,12 +239,14 @@ impl Problem {
         let yaml_path = dir.join("problem.yaml");
         let text = std::fs::read_to_string(&yaml_path)
             .map_err(|e| PackageError::new("problem.yaml", format!("cannot read: {e}")))?;
-        let config = parse_problem_yaml(&text)?;
+        let config = config::parse_problem_yaml(&text)?;
+        let mut warnings = config.warnings;
         let mut limits = config.limits;
-        limits.time_limit_ms = match config.time_limit_ms {
-            Some(ms) => ms,
-            None => read_timelimit_file(&dir)?.unwrap_or(limits.time_limit_ms),
+        let fixed = match config.time_limit_ms {
+            Some(ms) => Some(ms),
+            None => read_timelimit_file(&dir)?,
         };
+        limits.time_limit_ms = fixed.unwrap_or(limits.time_limit_ms);
         let validator = find_validator(&dir)?;
         match (&config.validation, &validator) {
             (Validation::Custom { .. }, None) => {
@@ -224,10 +262,11 @@ impl Problem {
             }
             _ => {}
         }
-        let data = testdata::load(&dir, config.kind)?;
-        let submissions = find_submissions(&dir)?;
+        let data = testdata::load(&dir, config.kind, &mut warnings)?;
+        let submissions = find_submissions(&dir, &mut warnings)?;
         Ok(Problem {
             dir,
+            version: config.version,
             name: config.name,
             kind: config.kind,
             validation: config.validation,
@@ -236,6 +275,9 @@ impl Problem {
             validator,
             data,
             submissions,
+            time_limit_fixed: fixed.is_some(),
+            allow_file_writing: config.allow_file_writing,
+            warnings,
         })
     }
 
@@ -254,240 +296,6 @@ impl Problem {
     pub fn test_cases(&self) -> Vec<&TestCase> {
         self.data.cases_in_order()
     }
-}
-
-/// What `problem.yaml` says.
-#[derive(Debug, Clone, PartialEq)]
-struct ProblemConfig {
-    name: String,
-    kind: ProblemKind,
-    validation: Validation,
-    validator_flags: String,
-    limits: ProblemLimits,
-    time_limit_ms: Option<u64>,
-}
-
-/// Bounds on a YAML file of a package, checked before parsing: deeply nested or alias-heavy
-/// YAML costs the parser super-linear time (a 200 KB nest took a minute of CPU), and these
-/// files are a few lines in every real package.
-const YAML_MAX_BYTES: usize = 64 * 1024;
-const YAML_MAX_DEPTH: usize = 32;
-const YAML_MAX_ALIASES: usize = 64;
-
-/// Parses a package's YAML file within the bounds above.
-pub(crate) fn parse_yaml(text: &str) -> Result<Value, String> {
-    if text.len() > YAML_MAX_BYTES {
-        return Err(format!("larger than {YAML_MAX_BYTES} bytes"));
-    }
-    let mut depth = 0usize;
-    for byte in text.bytes() {
-        match byte {
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > YAML_MAX_DEPTH {
-                    return Err(format!("nested deeper than {YAML_MAX_DEPTH} levels"));
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    let indent = text
-        .lines()
-        .map(|line| line.len() - line.trim_start_matches([' ', '-']).len())
-        .max()
-        .unwrap_or(0);
-    if indent > 2 * YAML_MAX_DEPTH {
-        return Err(format!("indented deeper than {YAML_MAX_DEPTH} levels"));
-    }
-    if text.matches('*').count() > YAML_MAX_ALIASES {
-        return Err(format!("more than {YAML_MAX_ALIASES} aliases"));
-    }
-    serde_yaml_ng::from_str(text).map_err(|e| format!("not valid YAML: {e}"))
-}
-
-fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageError> {
-    const FILE: &str = "problem.yaml";
-    let value: Value = parse_yaml(text).map_err(|e| PackageError::new(FILE, e))?;
-    let map = match &value {
-        Value::Mapping(map) => map.clone(),
-        Value::Null => Default::default(),
-        _ => return Err(PackageError::new(FILE, "must be a mapping of keys")),
-    };
-    let get = |key: &str| map.get(Value::String(key.into()));
-    let name = match get("name") {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        // Localised names: prefer English, else any.
-        Some(Value::Mapping(names)) => names
-            .get(Value::String("en".into()))
-            .or_else(|| names.values().next())
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        Some(_) => return Err(PackageError::key(FILE, "name", "must be a string")),
-    };
-
-    // `type`: a string (legacy) or a list (2023+: pass-fail | scoring, plus interactive).
-    let mut kind = ProblemKind::PassFail;
-    let mut interactive_type = false;
-    if let Some(value) = get("type") {
-        let types: Vec<String> = match value {
-            Value::String(s) => vec![s.clone()],
-            Value::Sequence(items) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<_>>()
-                .ok_or_else(|| {
-                    PackageError::key(FILE, "type", "must be a string or a list of strings")
-                })?,
-            _ => {
-                return Err(PackageError::key(
-                    FILE,
-                    "type",
-                    "must be a string or a list of strings",
-                ))
-            }
-        };
-        for t in &types {
-            match t.as_str() {
-                "pass-fail" => kind = ProblemKind::PassFail,
-                "scoring" => kind = ProblemKind::Scoring,
-                "interactive" => interactive_type = true,
-                other => {
-                    return Err(PackageError::key(
-                        FILE,
-                        "type",
-                        format!("unsupported problem type {other:?} (expected pass-fail, scoring or interactive)"),
-                    ))
-                }
-            }
-        }
-    }
-
-    let validation = match get("validation") {
-        None => Validation::Default,
-        Some(Value::String(s)) => {
-            let words: Vec<&str> = s.split_whitespace().collect();
-            match words.split_first() {
-                Some((&"default", [])) => Validation::Default,
-                Some((&"custom", rest)) => {
-                    let mut interactive = false;
-                    let mut score = false;
-                    for word in rest {
-                        match *word {
-                            "interactive" => interactive = true,
-                            "score" => score = true,
-                            other => {
-                                return Err(PackageError::key(
-                                    FILE,
-                                    "validation",
-                                    format!("unknown validation option {other:?}"),
-                                ))
-                            }
-                        }
-                    }
-                    Validation::Custom { interactive, score }
-                }
-                _ => {
-                    return Err(PackageError::key(
-                        FILE,
-                        "validation",
-                        format!(
-                        "expected default, custom, custom interactive or custom score; got {s:?}"
-                    ),
-                    ))
-                }
-            }
-        }
-        Some(_) => return Err(PackageError::key(FILE, "validation", "must be a string")),
-    };
-    let validation = match (validation, interactive_type) {
-        (Validation::Default, true) => Validation::Custom {
-            interactive: true,
-            score: false,
-        },
-        (Validation::Custom { score, .. }, true) => Validation::Custom {
-            interactive: true,
-            score,
-        },
-        (v, false) => v,
-    };
-
-    let validator_flags = match get("validator_flags") {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => {
-            return Err(PackageError::key(
-                FILE,
-                "validator_flags",
-                "must be a string",
-            ))
-        }
-    };
-
-    let mut limits = ProblemLimits::default();
-    let mut time_limit_ms = None;
-    match get("limits") {
-        None => {}
-        Some(Value::Mapping(map)) => {
-            for (key, value) in map {
-                let key = key
-                    .as_str()
-                    .ok_or_else(|| PackageError::key(FILE, "limits", "keys must be strings"))?;
-                let full = format!("limits.{key}");
-                let number = value
-                    .as_f64()
-                    .filter(|n| n.is_finite() && *n > 0.0)
-                    .ok_or_else(|| PackageError::key(FILE, &full, "must be a positive number"))?;
-                if let Some((_, cap, unit)) = LIMIT_CAPS.iter().find(|(name, ..)| *name == key) {
-                    if number > *cap {
-                        return Err(PackageError::key(
-                            FILE,
-                            &full,
-                            format!("must be at most {cap} {unit} (this judge's cap)"),
-                        ));
-                    }
-                }
-                let whole = || -> Result<u64, PackageError> {
-                    if number.fract() == 0.0 {
-                        Ok(number as u64)
-                    } else {
-                        Err(PackageError::key(FILE, &full, "must be a whole number"))
-                    }
-                };
-                match key {
-                    "time_limit" => time_limit_ms = Some((number * 1000.0).round() as u64),
-                    "memory" => limits.memory_mib = whole()?,
-                    "output" => limits.output_mib = whole()?,
-                    "compilation_time" => limits.compilation_time_s = whole()?,
-                    "compilation_memory" => limits.compilation_memory_mib = whole()?,
-                    "validation_time" => limits.validation_time_s = whole()?,
-                    "validation_memory" => limits.validation_memory_mib = whole()?,
-                    "validation_output" => limits.validation_output_mib = whole()?,
-                    // Known keys that only matter when deriving limits from submissions.
-                    "time_multiplier" | "time_safety_margin" | "time_multipliers"
-                    | "time_resolution" | "code" | "validation_passes" => {}
-                    other => {
-                        return Err(PackageError::key(
-                            FILE,
-                            &format!("limits.{other}"),
-                            "unknown limit",
-                        ))
-                    }
-                }
-            }
-        }
-        Some(_) => return Err(PackageError::key(FILE, "limits", "must be a mapping")),
-    }
-    Ok(ProblemConfig {
-        name,
-        kind,
-        validation,
-        validator_flags,
-        limits,
-        time_limit_ms,
-    })
 }
 
 /// DOMjudge's `.timelimit` (seconds); used when `problem.yaml` has no `limits.time_limit`.
@@ -670,41 +478,67 @@ fn find_validator(dir: &Path) -> Result<Option<ValidatorSource>, PackageError> {
     }))
 }
 
-fn find_submissions(dir: &Path) -> Result<Vec<PackageSubmission>, PackageError> {
+/// The reference submissions: every source file in a known directory of `submissions/`.
+/// Unknown directories, files that are no language's source, and directory programs (not
+/// judged here yet) are warnings and skipped, as the reference tools skip them; hidden files
+/// (`.gitkeep`) are skipped silently.
+fn find_submissions(
+    dir: &Path,
+    warnings: &mut Vec<PackageWarning>,
+) -> Result<Vec<PackageSubmission>, PackageError> {
     let root = dir.join("submissions");
     let Ok(entries) = std::fs::read_dir(&root) else {
         return Ok(Vec::new());
     };
+    let hidden = |name: &str| name.starts_with('.');
     let mut found = Vec::new();
     let mut groups: Vec<_> = entries.flatten().filter(|e| e.path().is_dir()).collect();
     groups.sort_by_key(|e| e.file_name());
     for group in groups {
         let name = group.file_name().to_string_lossy().into_owned();
-        let expectation = Expectation::DIRECTORIES
+        if hidden(&name) {
+            continue;
+        }
+        let Some(expectation) = Expectation::DIRECTORIES
             .iter()
             .find(|(dir, _)| *dir == name)
             .map(|(_, e)| *e)
-            .ok_or_else(|| {
-                PackageError::new(
-                    format!("submissions/{name}"),
-                    format!(
-                        "unknown expected result; use one of {}",
-                        Expectation::DIRECTORIES.map(|(d, _)| d).join(", ")
-                    ),
-                )
-            })?;
-        let mut files: Vec<_> = std::fs::read_dir(group.path())
+        else {
+            warnings.push(PackageError::new(
+                format!("submissions/{name}"),
+                format!(
+                    "unknown directory, its submissions are not judged (known: {})",
+                    Expectation::DIRECTORIES.map(|(d, _)| d).join(", ")
+                ),
+            ));
+            continue;
+        };
+        let mut paths: Vec<_> = std::fs::read_dir(group.path())
             .map_err(|e| PackageError::new(format!("submissions/{name}"), e.to_string()))?
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.is_file())
             .collect();
-        files.sort();
-        for path in files {
-            let display = format!(
-                "submissions/{name}/{}",
-                path.file_name().unwrap().to_string_lossy()
-            );
+        paths.sort();
+        for path in paths {
+            let file_name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let display = format!("submissions/{name}/{file_name}");
+            if hidden(&file_name) {
+                continue;
+            }
+            if path.is_dir() {
+                warnings.push(PackageError::new(
+                    display,
+                    "a directory program (multi-file submission) is not judged by this version",
+                ));
+                continue;
+            }
+            if language_of(&path).is_none() {
+                warnings.push(PackageError::new(
+                    display,
+                    "not a source file of a known language (skipped)",
+                ));
+                continue;
+            }
             found.push(PackageSubmission {
                 path,
                 display,
@@ -718,104 +552,6 @@ fn find_submissions(dir: &Path) -> Result<Vec<PackageSubmission>, PackageError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn yaml_error(text: &str) -> String {
-        parse_problem_yaml(text).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn legacy_and_current_problem_yaml_parse() {
-        let legacy = parse_problem_yaml(
-            "name: Hello\ntype: scoring\nvalidation: custom interactive\nvalidator_flags: float_tolerance 1e-6\nlimits:\n  memory: 512\n  time_multiplier: 5\n",
-        )
-        .unwrap();
-        assert_eq!(legacy.name, "Hello");
-        assert_eq!(legacy.kind, ProblemKind::Scoring);
-        assert_eq!(
-            legacy.validation,
-            Validation::Custom {
-                interactive: true,
-                score: false
-            }
-        );
-        assert_eq!(legacy.limits.memory_mib, 512);
-        assert_eq!(legacy.time_limit_ms, None);
-
-        let current = parse_problem_yaml(
-            "problem_format_version: 2023-07-draft\nname:\n  en: Guess\n  sv: Gissa\ntype: [pass-fail, interactive]\nlimits:\n  time_limit: 1.5\n",
-        );
-        // Unknown top-level keys are tolerated (forward compatibility); limits are strict.
-        let current = current.unwrap();
-        assert_eq!(current.name, "Guess");
-        assert!(matches!(
-            current.validation,
-            Validation::Custom {
-                interactive: true,
-                ..
-            }
-        ));
-        assert_eq!(current.time_limit_ms, Some(1500));
-
-        let empty = parse_problem_yaml("").unwrap();
-        assert_eq!(empty.kind, ProblemKind::PassFail);
-        assert_eq!(empty.validation, Validation::Default);
-        assert_eq!(empty.limits, ProblemLimits::default());
-    }
-
-    #[test]
-    fn malformed_problem_yaml_names_the_key_and_the_reason() {
-        let cases = [
-            ("name: [1, 2]", "problem.yaml: key `name`: must be a string"),
-            (
-                "type: multi-pass",
-                "problem.yaml: key `type`: unsupported problem type \"multi-pass\"",
-            ),
-            (
-                "validation: magic",
-                "problem.yaml: key `validation`: expected default, custom",
-            ),
-            (
-                "validation: custom sometimes",
-                "unknown validation option \"sometimes\"",
-            ),
-            (
-                "limits:\n  memory: -5",
-                "problem.yaml: key `limits.memory`: must be a positive number",
-            ),
-            (
-                "limits:\n  memory: 1.5",
-                "key `limits.memory`: must be a whole number",
-            ),
-            ("limits:\n  cpus: 4", "key `limits.cpus`: unknown limit"),
-            (
-                "limits:\n  validation_time: 1000000000",
-                "key `limits.validation_time`: must be at most 300 seconds (this judge's cap)",
-            ),
-            (
-                "limits:\n  output: 1100",
-                "key `limits.output`: must be at most 256 MiB",
-            ),
-            (
-                "limits:\n  time_limit: 61",
-                "key `limits.time_limit`: must be at most 60",
-            ),
-            ("limits: 5", "key `limits`: must be a mapping"),
-            ("name: [unclosed", "problem.yaml: not valid YAML"),
-            (
-                &format!("name: {}{}", "[".repeat(40), "]".repeat(40)),
-                "problem.yaml: nested deeper than 32 levels",
-            ),
-            (
-                &format!("name: x\nrights: {}", "y".repeat(70_000)),
-                "problem.yaml: larger than 65536 bytes",
-            ),
-            ("- a\n- b", "problem.yaml: must be a mapping of keys"),
-        ];
-        for (text, expected) in cases {
-            let error = yaml_error(text);
-            assert!(error.contains(expected), "{text:?} gave {error:?}");
-        }
-    }
 
     #[test]
     fn content_hashes_see_every_byte_and_name() {

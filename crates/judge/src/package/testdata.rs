@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::Value;
 
-use super::{PackageError, ProblemKind};
+use super::{PackageError, PackageWarning, ProblemKind};
 
 /// What a group does after a rejected test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -105,7 +105,11 @@ impl TestGroup {
     }
 }
 
-pub(super) fn load(dir: &Path, kind: ProblemKind) -> Result<TestGroup, PackageError> {
+pub(super) fn load(
+    dir: &Path,
+    kind: ProblemKind,
+    warnings: &mut Vec<PackageWarning>,
+) -> Result<TestGroup, PackageError> {
     let data = dir.join("data");
     if !data.is_dir() {
         return Err(PackageError::new(
@@ -113,7 +117,13 @@ pub(super) fn load(dir: &Path, kind: ProblemKind) -> Result<TestGroup, PackageEr
             "the package has no data/ directory",
         ));
     }
-    let root = load_group(dir, &data, String::new(), &GroupSettings::root(kind))?;
+    let root = load_group(
+        dir,
+        &data,
+        String::new(),
+        &GroupSettings::root(kind),
+        warnings,
+    )?;
     if root.cases_in_order().is_empty() {
         return Err(PackageError::new(
             "data",
@@ -136,17 +146,42 @@ fn load_group(
     dir: &Path,
     name: String,
     inherited: &GroupSettings,
+    warnings: &mut Vec<PackageWarning>,
 ) -> Result<TestGroup, PackageError> {
     let relative = |p: &Path| p.strip_prefix(package).unwrap_or(p).to_path_buf();
-    let settings = match std::fs::read_to_string(dir.join("testdata.yaml")) {
-        Ok(text) => {
-            parse_testdata_yaml(&text, inherited).map_err(|(key, reason)| PackageError {
-                file: relative(&dir.join("testdata.yaml")),
+    // `test_group.yaml` (2025-09) or `testdata.yaml` (legacy, 2023-07).
+    let config = ["test_group.yaml", "testdata.yaml"]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.is_file());
+    let settings = match config
+        .as_ref()
+        .map(|path| (path, std::fs::read_to_string(path)))
+    {
+        Some((path, Ok(text))) => {
+            let mut unknown = Vec::new();
+            let settings =
+                parse_testdata_yaml(&text, inherited, &mut unknown).map_err(|(key, reason)| {
+                    PackageError {
+                        file: relative(path),
+                        key,
+                        reason,
+                    }
+                })?;
+            warnings.extend(unknown.into_iter().map(|(key, reason)| PackageError {
+                file: relative(path),
                 key,
                 reason,
-            })?
+            }));
+            settings
         }
-        Err(_) => inherited.clone(),
+        Some((path, Err(e))) => {
+            return Err(PackageError::new(
+                relative(path),
+                format!("cannot read: {e}"),
+            ))
+        }
+        None => inherited.clone(),
     };
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| PackageError::new(relative(dir), e.to_string()))?
@@ -177,6 +212,7 @@ fn load_group(
                 path,
                 child_name(stem),
                 &settings,
+                warnings,
             )?));
         } else if path.extension().is_some_and(|e| e == "in") {
             let answer = path.with_extension("ans");
@@ -214,7 +250,12 @@ fn load_group(
 
 type KeyError = (Option<String>, String);
 
-fn parse_testdata_yaml(text: &str, inherited: &GroupSettings) -> Result<GroupSettings, KeyError> {
+/// Parses a group's configuration; unknown keys go to `unknown` (warnings, not errors).
+fn parse_testdata_yaml(
+    text: &str,
+    inherited: &GroupSettings,
+    unknown: &mut Vec<KeyError>,
+) -> Result<GroupSettings, KeyError> {
     let value: Value = super::parse_yaml(text).map_err(|e| (None, e))?;
     let map = match value {
         Value::Mapping(map) => map,
@@ -301,8 +342,36 @@ fn parse_testdata_yaml(text: &str, inherited: &GroupSettings) -> Result<GroupSet
                 }
             }
             "output_validator_flags" => settings.output_validator_flags = Some(text()?),
-            "input_validator_flags" => {}
-            other => return Err(err(other, "unknown testdata.yaml key".into())),
+            // 2025-09: a sequence of arguments.
+            "output_validator_args" => {
+                settings.output_validator_flags = Some(match value {
+                    Value::Sequence(items) => items
+                        .iter()
+                        .map(|item| match item {
+                            Value::String(s) => Some(s.clone()),
+                            Value::Number(n) => Some(n.to_string()),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| err(key, "must be a list of strings".into()))?
+                        .join(" "),
+                    _ => text()?,
+                })
+            }
+            "args" => {
+                return Err(err(
+                    key,
+                    "arguments for the submission are not supported by this judge yet".into(),
+                ))
+            }
+            // Input validation and display settings do not change how a submission is judged.
+            "input_validator_flags"
+            | "input_validator_args"
+            | "full_feedback"
+            | "input_visualizer_args"
+            | "output_visualizer_args"
+            | "static_validator_args" => {}
+            other => unknown.push(err(other, "unknown key (ignored)".into())),
         }
     }
     Ok(settings)
@@ -321,6 +390,7 @@ mod tests {
         let child = parse_testdata_yaml(
             "on_reject: break\ngrader_flags: min ignore_sample\naccept_score: 30\nrange: 0 30\n",
             &parent,
+            &mut Vec::new(),
         )
         .unwrap();
         assert_eq!(child.on_reject, OnReject::Break);
@@ -332,7 +402,37 @@ mod tests {
             child.output_validator_flags.as_deref(),
             Some("case_sensitive")
         );
-        assert_eq!(parse_testdata_yaml("", &parent).unwrap(), parent);
+        assert_eq!(
+            parse_testdata_yaml("", &parent, &mut Vec::new()).unwrap(),
+            parent
+        );
+        // 2025-09 spells the validator's arguments as a list.
+        let modern = parse_testdata_yaml(
+            "output_validator_args: [float_tolerance, 1e-6]\nfull_feedback: true\n",
+            &parent,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            modern.output_validator_flags.as_deref(),
+            Some("float_tolerance 1e-6")
+        );
+    }
+
+    #[test]
+    fn unknown_testdata_keys_are_warnings() {
+        let root = GroupSettings::root(ProblemKind::PassFail);
+        let mut unknown = Vec::new();
+        let settings =
+            parse_testdata_yaml("points: 5\non_reject: continue\n", &root, &mut unknown).unwrap();
+        assert_eq!(settings.on_reject, OnReject::Continue);
+        assert_eq!(
+            unknown,
+            [(
+                Some("points".to_string()),
+                "unknown key (ignored)".to_string()
+            )]
+        );
     }
 
     #[test]
@@ -360,11 +460,16 @@ mod tests {
                 "must be a number",
             ),
             ("range: 10 0", Some("range"), "min <= max"),
-            ("points: 5", Some("points"), "unknown testdata.yaml key"),
+            (
+                "args: [--fast]",
+                Some("args"),
+                "arguments for the submission are not supported",
+            ),
             ("[", None, "not valid YAML"),
         ];
         for (text, key, reason) in cases {
-            let (got_key, got_reason) = parse_testdata_yaml(text, &root).unwrap_err();
+            let (got_key, got_reason) =
+                parse_testdata_yaml(text, &root, &mut Vec::new()).unwrap_err();
             assert_eq!(got_key.as_deref(), key, "{text}");
             assert!(got_reason.contains(reason), "{text}: {got_reason}");
         }
@@ -399,7 +504,7 @@ mod tests {
                 ("data/invalid_inputs/x.in", ""),
             ],
         );
-        let root = load(dir.path(), ProblemKind::Scoring).unwrap();
+        let root = load(dir.path(), ProblemKind::Scoring, &mut Vec::new()).unwrap();
         let names: Vec<_> = root
             .cases_in_order()
             .iter()
@@ -424,7 +529,7 @@ mod tests {
     fn missing_pairs_and_empty_data_are_errors_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &[("data/secret/1.in", "")]);
-        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "data/secret/1.in: has no answer file data/secret/1.ans"
@@ -432,7 +537,7 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &[("data/secret/1.ans", "")]);
-        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "data/secret/1.ans: has no input file data/secret/1.in"
@@ -440,11 +545,11 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &[("data/secret/readme.txt", "")]);
-        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("no test cases"), "{err}");
 
         let dir = tempfile::tempdir().unwrap();
-        let err = load(dir.path(), ProblemKind::PassFail).unwrap_err();
+        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
         assert_eq!(err.to_string(), "data: the package has no data/ directory");
     }
 }

@@ -211,6 +211,9 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
     }
     if !json {
         println!("{}: {}", problem.dir.display(), problem.name);
+        for warning in &problem.warnings {
+            println!("warning: {warning}");
+        }
         println!(
             "{:<48} {:<10} {:<14} {:<14} {:>7}  result",
             "submission", "language", "expected", "got", "time"
@@ -221,7 +224,10 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             return;
         }
         let result = match &row.outcome {
-            RowOutcome::Match => "ok".to_string(),
+            RowOutcome::Match => match &row.note {
+                Some(note) => format!("ok, {note}"),
+                None => "ok".to_string(),
+            },
             RowOutcome::Mismatch(reason) => format!("MISMATCH: {reason}"),
             RowOutcome::LanguageUnavailable(reason) => format!("not judged: {reason}"),
         };
@@ -247,6 +253,16 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             "{} submissions: {} as expected, {mismatches} mismatched, {unavailable} in unavailable languages",
             report.rows.len(),
             report.rows.len() - mismatches - unavailable
+        );
+        println!(
+            "time limit {} ms ({}), TLE margin {} ms",
+            report.time_limit_ms,
+            if report.time_limit_derived {
+                "derived from the accepted submissions"
+            } else {
+                "the package's"
+            },
+            report.margin_ms
         );
     }
     Ok(if report.ok {

@@ -1,0 +1,7 @@
+# Spends more CPU than the time limit (but less than the TLE margin) before it runs out of
+# memory: a run-time error "with extra time", as the reference tool calls it.
+import time
+start = time.process_time()
+while time.process_time() - start < 1.15:
+    pass
+hoard = bytearray(1 << 30)
