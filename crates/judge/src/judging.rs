@@ -651,8 +651,12 @@ impl<'a> Judge<'a> {
         } else {
             // The output streams into a file of the judge's (never whole into memory on the
             // way); the checker reads it in place.
-            let output = match CapturedOutput::create() {
-                Ok(output) => output,
+            let captured = CapturedOutput::create().and_then(|output| {
+                let fds = output.for_run()?;
+                Ok((output, fds))
+            });
+            let (output, fds) = match captured {
+                Ok(captured) => captured,
                 Err(e) => {
                     result.message = format!("output file: {e}");
                     return result;
@@ -661,13 +665,6 @@ impl<'a> Judge<'a> {
             let spec = spec
                 .stdin(Stdin::File(case.input.clone()))
                 .stdout(Stdout::CaptureToFile);
-            let fds = match output.for_run() {
-                Ok(fds) => fds,
-                Err(e) => {
-                    result.message = format!("output file: {e}");
-                    return result;
-                }
-            };
             let outcome = match abort.run(self.sandbox, &spec, fds) {
                 Ok(outcome) => outcome,
                 Err(e) => {

@@ -115,7 +115,7 @@ fn derive_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result<u64, JudgeE
         if submission.expectation != Expectation::Accepted {
             continue;
         }
-        let Some(report) = judge_submission(judge, &prepared, submission)? else {
+        let Ok(report) = judge_submission(judge, &prepared, submission)? else {
             continue;
         };
         slowest_ms = slowest_ms.max(report.tests.iter().map(|t| t.time_ms).max().unwrap_or(0));
@@ -135,17 +135,16 @@ fn time_limit_from(slowest_ms: u64, ac_to_time_limit: f64, resolution_s: f64) ->
     (steps * resolution_ms).round() as u64
 }
 
-/// Judges one reference submission; `None` when its language is unavailable here.
+/// Judges one reference submission; `Err(reason)` inside when its language does not work here.
 fn judge_submission(
     judge: &Judge<'_>,
     prepared: &PreparedProblem<'_>,
     submission: &PackageSubmission,
-) -> Result<Option<JudgeReport>, JudgeError> {
-    let Some(language) = language_of(&submission.path) else {
-        return Ok(None);
-    };
+) -> Result<Result<JudgeReport, String>, JudgeError> {
+    // Submissions without a language were skipped (with a warning) when the package loaded.
+    let language = language_of(&submission.path).unwrap_or_default();
     if judge.languages().get(language).is_none() {
-        return Ok(None);
+        return Ok(Err(judge.languages().why_not(language)));
     }
     let source = std::fs::read(&submission.path)?;
     judge
@@ -156,7 +155,7 @@ fn judge_submission(
             JudgeOptions::default(),
             &|_| {},
         )
-        .map(Some)
+        .map(Ok)
 }
 
 fn verify_one(
@@ -168,21 +167,21 @@ fn verify_one(
     let problem = extended.problem;
     let mut row = VerifyRow {
         submission: submission.display.clone(),
-        language: String::new(),
+        language: language_of(&submission.path)
+            .unwrap_or_default()
+            .to_string(),
         expected: submission.expectation.describe(),
         got: String::new(),
         outcome: RowOutcome::Match,
         time_ms: 0,
         note: None,
     };
-    let language = language_of(&submission.path).unwrap_or_default();
-    row.language = language.to_string();
-    if judge.languages().get(language).is_none() {
-        row.outcome = RowOutcome::LanguageUnavailable(judge.languages().why_not(language));
-        return Ok(row);
-    }
-    let Some(report) = judge_submission(judge, extended, submission)? else {
-        unreachable!("the language was checked above");
+    let report = match judge_submission(judge, extended, submission)? {
+        Ok(report) => report,
+        Err(reason) => {
+            row.outcome = RowOutcome::LanguageUnavailable(reason);
+            return Ok(row);
+        }
     };
     row.time_ms = report.time_ms;
     let at_limit = View::at_limit(&report, time_limit_ms);
