@@ -25,6 +25,17 @@ if command -v redis-cli >/dev/null && ! redis-cli -h 127.0.0.1 -p 6379 ping >/de
         --dir /var/lib/redis --logfile /var/log/redis/ci.log
 fi
 
+# problemtools, the package format's reference verifier, for the differential tier
+# (crates/ulticode/tests/differential.rs); pinned, in a venv beside the build cache.
+PROBLEMTOOLS_VENV="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/venv-problemtools"
+if [ ! -x "$PROBLEMTOOLS_VENV/bin/verifyproblem" ]; then
+    echo "installing problemtools into $PROBLEMTOOLS_VENV"
+    if ! { python3 -m venv "$PROBLEMTOOLS_VENV" &&
+        "$PROBLEMTOOLS_VENV/bin/pip" install --quiet "problemtools==1.20260907"; }; then
+        echo "problemtools could not be installed: the differential tests will say UNAVAILABLE"
+    fi
+fi
+
 echo "== static checks"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

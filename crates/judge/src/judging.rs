@@ -27,7 +27,7 @@ use crate::language::{CompileLimits, Language, Languages};
 use crate::output::CapturedOutput;
 use crate::package::{
     Aggregation, GroupSettings, OnReject, Problem, ProblemKind, TestCase, TestGroup, TestItem,
-    Validation,
+    Validation, VerdictMode,
 };
 use crate::verdict::{run_verdict, Verdict};
 
@@ -1111,15 +1111,16 @@ fn aggregate(
         counted.insert(planned.case.name.as_str(), result.clone());
         tests.push(result);
     }
-    let verdict = tests.iter().fold(Verdict::AC, |v, t| v.worst(t.verdict));
+    let outcome = |case: &TestCase| {
+        counted
+            .get(case.name.as_str())
+            .map(|r| (r.verdict, r.score))
+    };
+    let verdict = graded_verdict(problem, &tests);
     let (score, max_score) = match problem.kind {
         ProblemKind::PassFail => (None, None),
         ProblemKind::Scoring => (
-            Some(group_score(&problem.data, &|case| {
-                counted
-                    .get(case.name.as_str())
-                    .map(|r| (r.verdict, r.score))
-            })),
+            Some(group_score(&problem.data, &outcome)),
             max_score(problem),
         ),
     };
@@ -1142,6 +1143,50 @@ fn max_score(problem: &Problem) -> Option<f64> {
 
 /// A counted test's verdict and reported score; `None` for a test that was skipped.
 type CaseOutcome<'a> = &'a dyn Fn(&TestCase) -> Option<(Verdict, Option<f64>)>;
+
+/// The verdict of a submission's counted tests by the package's grader flags. A judge error
+/// anywhere is the result, whatever the flags would make of it.
+pub fn graded_verdict(problem: &Problem, tests: &[TestResult]) -> Verdict {
+    if tests.iter().any(|t| t.verdict == Verdict::SE) {
+        return Verdict::SE;
+    }
+    let by_name: HashMap<&str, Verdict> =
+        tests.iter().map(|t| (t.name.as_str(), t.verdict)).collect();
+    group_verdict(&problem.data, &|case| {
+        by_name.get(case.name.as_str()).map(|v| (*v, None))
+    })
+    .unwrap_or(Verdict::AC)
+}
+
+/// A group's verdict from its counted tests by its grader flags (the legacy default grader);
+/// `None` when nothing in it was counted.
+fn group_verdict(group: &TestGroup, outcome: CaseOutcome<'_>) -> Option<Verdict> {
+    let settings = &group.settings;
+    let children: Vec<Verdict> = group
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            TestItem::Case(case) => outcome(case).map(|(verdict, _)| verdict),
+            TestItem::Group(child) if settings.ignore_sample && child.is_sample() => None,
+            TestItem::Group(child) => group_verdict(child, outcome),
+        })
+        .collect();
+    if children.is_empty() {
+        return None;
+    }
+    if settings.accept_if_any_accepted && children.contains(&Verdict::AC) {
+        return Some(Verdict::AC);
+    }
+    Some(match settings.verdict_mode {
+        VerdictMode::AlwaysAccept => Verdict::AC,
+        VerdictMode::FirstError => children
+            .iter()
+            .copied()
+            .find(|v| *v != Verdict::AC)
+            .unwrap_or(Verdict::AC),
+        VerdictMode::WorstError => children.iter().fold(Verdict::AC, |v, c| v.worst(*c)),
+    })
+}
 
 /// A group's score from its tests' verdicts (a skipped test scores as rejected).
 fn group_score(group: &TestGroup, outcome: CaseOutcome<'_>) -> f64 {
@@ -1184,6 +1229,8 @@ mod tests {
         GroupSettings {
             on_reject,
             aggregation,
+            verdict_mode: VerdictMode::WorstError,
+            accept_if_any_accepted: false,
             ignore_sample: false,
             accept_score: accept,
             reject_score: 0.0,
@@ -1462,5 +1509,47 @@ mod tests {
         group.settings.aggregation = Aggregation::Sum;
         group.settings.range = None;
         assert_eq!(group_score(&group, &custom), 5.0);
+    }
+
+    #[test]
+    fn grader_flags_decide_a_groups_verdict() {
+        // Tests 1..3 get WA, AC, TLE; test 4 was skipped.
+        let verdicts = |case: &TestCase| match case.name.as_str() {
+            "secret/1" => Some((Verdict::WA, None)),
+            "secret/2" => Some((Verdict::AC, None)),
+            "secret/3" => Some((Verdict::TLE, None)),
+            _ => None,
+        };
+        let cases = [
+            (VerdictMode::WorstError, false, Some(Verdict::TLE)),
+            (VerdictMode::FirstError, false, Some(Verdict::WA)),
+            (VerdictMode::AlwaysAccept, false, Some(Verdict::AC)),
+            (VerdictMode::WorstError, true, Some(Verdict::AC)),
+        ];
+        for (mode, any_accepted, expected) in cases {
+            let mut group = TestGroup {
+                name: "secret".into(),
+                settings: settings(OnReject::Continue, Aggregation::Sum, 1.0),
+                items: vec![
+                    case("secret/1"),
+                    case("secret/2"),
+                    case("secret/3"),
+                    case("secret/4"),
+                ],
+            };
+            group.settings.verdict_mode = mode;
+            group.settings.accept_if_any_accepted = any_accepted;
+            assert_eq!(
+                group_verdict(&group, &verdicts),
+                expected,
+                "{mode:?}, accept_if_any_accepted: {any_accepted}"
+            );
+        }
+        let nothing_counted = TestGroup {
+            name: "secret".into(),
+            settings: settings(OnReject::Continue, Aggregation::Sum, 1.0),
+            items: vec![case("secret/4")],
+        };
+        assert_eq!(group_verdict(&nothing_counted, &verdicts), None);
     }
 }

@@ -13,8 +13,8 @@ pub mod verdict;
 mod verify;
 
 pub use judging::{
-    Abort, Compilation, Compiled, Coverage, ExecuteLimits, Execution, Judge, JudgeError,
-    JudgeOptions, JudgeReport, PreparedProblem, Progress, TestResult,
+    graded_verdict, Abort, Compilation, Compiled, Coverage, ExecuteLimits, Execution, Judge,
+    JudgeError, JudgeOptions, JudgeReport, PreparedProblem, Progress, TestResult,
 };
 pub use language::{default_languages, Language, LanguageConfig, Languages, Unavailable};
 pub use package::{PackageError, Problem};

@@ -14,7 +14,9 @@
 
 use serde::Serialize;
 
-use crate::judging::{Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
+use crate::judging::{
+    graded_verdict, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem,
+};
 use crate::package::{language_of, Expectation, PackageSubmission, Problem, ProblemKind};
 use crate::verdict::Verdict;
 
@@ -184,7 +186,7 @@ fn verify_one(
         }
     };
     row.time_ms = report.time_ms;
-    let at_limit = View::at_limit(&report, time_limit_ms);
+    let at_limit = View::at_limit(&report, problem, time_limit_ms);
     let at_margin = View::as_run(&report);
     row.got = at_limit.describe(&report);
     let expectation = submission.expectation;
@@ -210,6 +212,8 @@ fn verify_one(
 struct View {
     verdicts: Vec<(String, Verdict, String)>,
     compile_error: bool,
+    /// The submission's verdict in this view, by the package's grader flags.
+    graded: Verdict,
 }
 
 impl View {
@@ -221,37 +225,34 @@ impl View {
                 .map(|t| (t.name.clone(), t.verdict, t.message.clone()))
                 .collect(),
             compile_error: report.verdict == Verdict::CE,
+            graded: report.verdict,
         }
     }
 
     /// A test slower than the limit timed out there, whatever it did afterwards.
-    fn at_limit(report: &JudgeReport, time_limit_ms: u64) -> Self {
-        let mut view = Self::as_run(report);
-        for ((_, verdict, message), test) in view.verdicts.iter_mut().zip(&report.tests) {
-            if test.time_ms > time_limit_ms && !matches!(*verdict, Verdict::SE | Verdict::CE) {
-                *verdict = Verdict::TLE;
-                *message = format!("{} ms over the {time_limit_ms} ms limit", test.time_ms);
+    fn at_limit(report: &JudgeReport, problem: &Problem, time_limit_ms: u64) -> Self {
+        let mut tests = report.tests.clone();
+        for test in &mut tests {
+            if test.time_ms > time_limit_ms && !matches!(test.verdict, Verdict::SE | Verdict::CE) {
+                test.verdict = Verdict::TLE;
+                test.message = format!("{} ms over the {time_limit_ms} ms limit", test.time_ms);
             }
         }
-        view
-    }
-
-    /// The submission's verdict in this view: the most severe test verdict.
-    fn verdict(&self) -> Verdict {
-        if self.compile_error {
-            return Verdict::CE;
+        let mut view = Self::as_run(report);
+        if !view.compile_error {
+            view.graded = graded_verdict(problem, &tests);
         }
-        self.verdicts
-            .iter()
-            .map(|(_, v, _)| *v)
-            .max_by_key(|v| v.severity())
-            .unwrap_or(Verdict::AC)
+        view.verdicts = tests
+            .into_iter()
+            .map(|t| (t.name, t.verdict, t.message))
+            .collect();
+        view
     }
 
     fn describe(&self, report: &JudgeReport) -> String {
         match report.score {
-            Some(score) => format!("{} ({score})", self.verdict()),
-            None => self.verdict().to_string(),
+            Some(score) => format!("{} ({score})", self.graded),
+            None => self.graded.to_string(),
         }
     }
 }
@@ -303,7 +304,7 @@ impl Expectation {
                 return Err(format!(
                     "no test got {} (got {})",
                     required.join(" or "),
-                    view.verdict()
+                    view.graded
                 ));
             }
             if self == Expectation::Accepted && report.score != report.max_score {
@@ -316,10 +317,13 @@ impl Expectation {
             return Ok(());
         }
         match self {
+            // Accepted (by the grader flags), with a score below the maximum.
             Expectation::PartialScore => {
                 let score = report.score.unwrap_or(0.0);
                 let max = report.max_score.unwrap_or(0.0);
-                if kind == ProblemKind::Scoring && score > 0.0 && score < max {
+                if view.graded != Verdict::AC {
+                    Err(format!("{} with score {score}, not accepted", view.graded))
+                } else if kind == ProblemKind::Scoring && score > 0.0 && score < max {
                     Ok(())
                 } else {
                     Err(format!("score {score} is not strictly between 0 and {max}"))
@@ -327,9 +331,9 @@ impl Expectation {
             }
             // This judge's own directories (memory_limit_exceeded, output_limit_exceeded,
             // compile_error) expect one final verdict.
-            Expectation::Verdict(expected) if view.verdict() == expected => Ok(()),
+            Expectation::Verdict(expected) if view.graded == expected => Ok(()),
             Expectation::Verdict(expected) => {
-                Err(format!("expected {expected}, got {}", view.verdict()))
+                Err(format!("expected {expected}, got {}", view.graded))
             }
             _ => unreachable!("the other expectations have a per-test rule"),
         }

@@ -18,7 +18,9 @@ use crate::verdict::Verdict;
 
 pub(crate) use config::parse_yaml;
 pub use config::FormatVersion;
-pub use testdata::{Aggregation, GroupSettings, OnReject, TestCase, TestGroup, TestItem};
+pub use testdata::{
+    Aggregation, GroupSettings, OnReject, TestCase, TestGroup, TestItem, VerdictMode,
+};
 
 /// A package that cannot be used, with the place and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -29,11 +29,27 @@ pub enum Aggregation {
     Max,
 }
 
+/// How a group turns its children's verdicts into its own (the legacy default grader's
+/// verdict modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictMode {
+    /// The most severe child verdict (the default).
+    WorstError,
+    /// The first child verdict that is not AC.
+    FirstError,
+    /// Always AC (the score still counts).
+    AlwaysAccept,
+}
+
 /// The effective `testdata.yaml` settings of a group.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct GroupSettings {
     pub on_reject: OnReject,
     pub aggregation: Aggregation,
+    pub verdict_mode: VerdictMode,
+    /// `accept_if_any_accepted`: AC as soon as one child is AC.
+    pub accept_if_any_accepted: bool,
     /// The group's own sample results do not count towards its parent (`ignore_sample`).
     pub ignore_sample: bool,
     pub accept_score: f64,
@@ -51,6 +67,8 @@ impl GroupSettings {
                 ProblemKind::Scoring => OnReject::Continue,
             },
             aggregation: Aggregation::Sum,
+            verdict_mode: VerdictMode::WorstError,
+            accept_if_any_accepted: false,
             ignore_sample: matches!(kind, ProblemKind::Scoring),
             accept_score: 1.0,
             reject_score: 0.0,
@@ -307,12 +325,14 @@ fn parse_testdata_yaml(
                         "min" => settings.aggregation = Aggregation::Min,
                         "max" => settings.aggregation = Aggregation::Max,
                         "ignore_sample" => settings.ignore_sample = true,
-                        // The verdict of a group is always its most severe test verdict.
-                        "first_error" | "worst_error" => {}
+                        "worst_error" => settings.verdict_mode = VerdictMode::WorstError,
+                        "first_error" => settings.verdict_mode = VerdictMode::FirstError,
+                        "always_accept" => settings.verdict_mode = VerdictMode::AlwaysAccept,
+                        "accept_if_any_accepted" => settings.accept_if_any_accepted = true,
                         other => {
                             return Err(err(
                                 key,
-                                format!("unsupported grader flag {other:?} (supported: sum avg min max ignore_sample first_error worst_error)"),
+                                format!("unknown grader flag {other:?} (known: sum avg min max ignore_sample worst_error first_error always_accept accept_if_any_accepted)"),
                             ))
                         }
                     }
@@ -450,9 +470,9 @@ mod tests {
                 "custom graders are not supported",
             ),
             (
-                "grader_flags: accept_if_any_accepted",
+                "grader_flags: sum best_effort",
                 Some("grader_flags"),
-                "unsupported grader flag",
+                "unknown grader flag \"best_effort\"",
             ),
             (
                 "accept_score: lots",
