@@ -17,7 +17,9 @@ use serde::Serialize;
 use crate::judging::{
     graded_verdict, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem,
 };
-use crate::package::{language_of, Expectation, PackageSubmission, Problem, ProblemKind};
+use crate::package::{
+    language_of, Expectation, FormatVersion, PackageSubmission, Problem, ProblemKind,
+};
 use crate::verdict::Verdict;
 
 /// How one reference submission fared.
@@ -191,8 +193,8 @@ fn verify_one(
     row.got = at_limit.describe(&report);
     let expectation = submission.expectation;
     row.outcome = match (
-        expectation.check(&at_limit, &report, problem.kind),
-        expectation.check(&at_margin, &report, problem.kind),
+        expectation.check(&at_limit, &report, problem.kind, problem.version),
+        expectation.check(&at_margin, &report, problem.kind, problem.version),
     ) {
         (Ok(()), _) => RowOutcome::Match,
         (Err(_), Ok(())) => {
@@ -283,7 +285,13 @@ impl Expectation {
         })
     }
 
-    fn check(self, view: &View, report: &JudgeReport, kind: ProblemKind) -> Result<(), String> {
+    fn check(
+        self,
+        view: &View,
+        report: &JudgeReport,
+        kind: ProblemKind,
+        version: FormatVersion,
+    ) -> Result<(), String> {
         if let Some((permitted, required)) = self.rule() {
             if view.compile_error {
                 return Err(format!("CE: {}", first_line(&report.compile_output)));
@@ -317,11 +325,12 @@ impl Expectation {
             return Ok(());
         }
         match self {
-            // Accepted (by the grader flags), with a score below the maximum.
+            // Legacy: accepted (by the grader flags) with a score below the maximum. A 2025-09
+            // scoring problem gives a score instead of a verdict: the score decides alone.
             Expectation::PartialScore => {
                 let score = report.score.unwrap_or(0.0);
                 let max = report.max_score.unwrap_or(0.0);
-                if view.graded != Verdict::AC {
+                if version == FormatVersion::Legacy && view.graded != Verdict::AC {
                     Err(format!("{} with score {score}, not accepted", view.graded))
                 } else if kind == ProblemKind::Scoring && score > 0.0 && score < max {
                     Ok(())

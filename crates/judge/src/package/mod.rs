@@ -264,7 +264,7 @@ impl Problem {
             }
             _ => {}
         }
-        let data = testdata::load(&dir, config.kind, &mut warnings)?;
+        let data = testdata::load(&dir, config.kind, config.version, &mut warnings)?;
         let submissions = find_submissions(&dir, &mut warnings)?;
         Ok(Problem {
             dir,

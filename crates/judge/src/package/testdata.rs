@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::Value;
 
-use super::{PackageError, PackageWarning, ProblemKind};
+use super::{FormatVersion, PackageError, PackageWarning, ProblemKind};
 
 /// What a group does after a rejected test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -126,8 +126,10 @@ impl TestGroup {
 pub(super) fn load(
     dir: &Path,
     kind: ProblemKind,
+    version: FormatVersion,
     warnings: &mut Vec<PackageWarning>,
 ) -> Result<TestGroup, PackageError> {
+    let modern_scoring = version == FormatVersion::Modern && kind == ProblemKind::Scoring;
     let data = dir.join("data");
     if !data.is_dir() {
         return Err(PackageError::new(
@@ -140,6 +142,7 @@ pub(super) fn load(
         &data,
         String::new(),
         &GroupSettings::root(kind),
+        modern_scoring,
         warnings,
     )?;
     if root.cases_in_order().is_empty() {
@@ -164,6 +167,7 @@ fn load_group(
     dir: &Path,
     name: String,
     inherited: &GroupSettings,
+    modern_scoring: bool,
     warnings: &mut Vec<PackageWarning>,
 ) -> Result<TestGroup, PackageError> {
     let relative = |p: &Path| p.strip_prefix(package).unwrap_or(p).to_path_buf();
@@ -172,19 +176,18 @@ fn load_group(
         .into_iter()
         .map(|name| dir.join(name))
         .find(|path| path.is_file());
-    let settings = match config
+    let mut scoring = Scoring::default();
+    let mut settings = match config
         .as_ref()
         .map(|path| (path, std::fs::read_to_string(path)))
     {
         Some((path, Ok(text))) => {
             let mut unknown = Vec::new();
-            let settings =
-                parse_testdata_yaml(&text, inherited, &mut unknown).map_err(|(key, reason)| {
-                    PackageError {
-                        file: relative(path),
-                        key,
-                        reason,
-                    }
+            let settings = parse_testdata_yaml(&text, inherited, &mut unknown, &mut scoring)
+                .map_err(|(key, reason)| PackageError {
+                    file: relative(path),
+                    key,
+                    reason,
                 })?;
             warnings.extend(unknown.into_iter().map(|(key, reason)| PackageError {
                 file: relative(path),
@@ -201,6 +204,23 @@ fn load_group(
         }
         None => inherited.clone(),
     };
+    // 2025-09 scoring: `secret` and each test group (a directory with a configuration) have a
+    // maximum score and an aggregation; a test case's share follows from them.
+    let is_group = name == "secret" || (name.starts_with("secret/") && config.is_some());
+    if modern_scoring && is_group {
+        scoring
+            .apply(&mut settings, name == "secret", count_cases(dir))
+            .map_err(|reason| PackageError {
+                file: relative(config.as_deref().unwrap_or(dir)),
+                key: Some("max_score".into()),
+                reason,
+            })?;
+    } else if scoring.given() {
+        warnings.push(PackageError::new(
+            relative(config.as_deref().unwrap_or(dir)),
+            "2025-09 scoring keys apply to the secret data of a 2025-09 scoring problem (ignored)",
+        ));
+    }
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| PackageError::new(relative(dir), e.to_string()))?
         .flatten()
@@ -230,6 +250,7 @@ fn load_group(
                 path,
                 child_name(stem),
                 &settings,
+                modern_scoring,
                 warnings,
             )?));
         } else if path.extension().is_some_and(|e| e == "in") {
@@ -268,11 +289,94 @@ fn load_group(
 
 type KeyError = (Option<String>, String);
 
-/// Parses a group's configuration; unknown keys go to `unknown` (warnings, not errors).
+/// A group's 2025-09 scoring keys (`max_score`, `score_aggregation`, or the draft's
+/// `scoring: {score, aggregation}`), which are not inherited.
+#[derive(Debug, Default, PartialEq)]
+struct Scoring {
+    /// `None`: not given; `Some(None)`: `unbounded`.
+    max_score: Option<Option<f64>>,
+    aggregation: Option<ScoreAggregation>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ScoreAggregation {
+    PassFail,
+    Sum,
+    Min,
+}
+
+impl Scoring {
+    fn given(&self) -> bool {
+        self.max_score.is_some() || self.aggregation.is_some()
+    }
+
+    /// Expresses the group's scoring in the grader's terms: a test's score when accepted
+    /// (the maximum for `min` and `pass-fail`, an equal share of it for `sum`) and how the
+    /// group combines them (`pass-fail` is the minimum of all-or-nothing tests).
+    fn apply(
+        &self,
+        settings: &mut GroupSettings,
+        secret: bool,
+        cases: usize,
+    ) -> Result<(), String> {
+        let aggregation = self.aggregation.unwrap_or(if secret {
+            ScoreAggregation::Sum
+        } else {
+            ScoreAggregation::PassFail
+        });
+        let max = match self.max_score {
+            Some(max) => max,
+            None if secret => Some(100.0),
+            None => None,
+        };
+        settings.aggregation = match aggregation {
+            ScoreAggregation::Sum => Aggregation::Sum,
+            ScoreAggregation::Min | ScoreAggregation::PassFail => Aggregation::Min,
+        };
+        settings.range = max.map(|max| (0.0, max));
+        match (aggregation, max) {
+            (ScoreAggregation::PassFail, None) => {
+                Err("a pass-fail group needs a bounded max_score".into())
+            }
+            (ScoreAggregation::Sum, Some(max)) => {
+                settings.accept_score = max / cases.max(1) as f64;
+                Ok(())
+            }
+            (_, Some(max)) => {
+                settings.accept_score = max;
+                Ok(())
+            }
+            // Unbounded: every accepted test's score comes from its validator (score.txt).
+            (_, None) => Ok(()),
+        }
+    }
+}
+
+/// The test cases (`.in` files) in a directory and below it.
+fn count_cases(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .map(|path| {
+            if path.is_dir() {
+                count_cases(&path)
+            } else {
+                usize::from(path.extension().is_some_and(|e| e == "in"))
+            }
+        })
+        .sum()
+}
+
+/// Parses a group's configuration; unknown keys go to `unknown` (warnings, not errors), and
+/// 2025-09 scoring keys to `scoring`.
 fn parse_testdata_yaml(
     text: &str,
     inherited: &GroupSettings,
     unknown: &mut Vec<KeyError>,
+    scoring: &mut Scoring,
 ) -> Result<GroupSettings, KeyError> {
     let value: Value = super::parse_yaml(text).map_err(|e| (None, e))?;
     let map = match value {
@@ -378,6 +482,36 @@ fn parse_testdata_yaml(
                     _ => text()?,
                 })
             }
+            "max_score" => scoring.max_score = Some(max_score(key, value)?),
+            "score_aggregation" => scoring.aggregation = Some(score_aggregation(key, &text()?)?),
+            // The 2023-07 draft's spelling: `scoring: {score, aggregation}`.
+            "scoring" => {
+                let Value::Mapping(map) = value else {
+                    return Err(err(key, "must be a mapping (score, aggregation)".into()));
+                };
+                for (inner, value) in map {
+                    match inner.as_str() {
+                        Some("score") => {
+                            scoring.max_score = Some(max_score("scoring.score", value)?)
+                        }
+                        Some("aggregation") => {
+                            let text = value.as_str().unwrap_or_default();
+                            scoring.aggregation =
+                                Some(score_aggregation("scoring.aggregation", text)?)
+                        }
+                        other => unknown.push(err(
+                            &format!("scoring.{}", other.unwrap_or("?")),
+                            "unknown key (ignored)".into(),
+                        )),
+                    }
+                }
+            }
+            "require_pass" => {
+                return Err(err(
+                    key,
+                    "group dependencies (require_pass) are not supported by this judge yet".into(),
+                ))
+            }
             "args" => {
                 return Err(err(
                     key,
@@ -397,6 +531,35 @@ fn parse_testdata_yaml(
     Ok(settings)
 }
 
+/// `max_score`: a non-negative number, or `unbounded` (`None`).
+fn max_score(key: &str, value: &Value) -> Result<Option<f64>, KeyError> {
+    match value {
+        Value::String(s) if s == "unbounded" => Ok(None),
+        _ => value
+            .as_f64()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(Some)
+            .ok_or_else(|| {
+                (
+                    Some(key.to_string()),
+                    "must be a non-negative number or unbounded".into(),
+                )
+            }),
+    }
+}
+
+fn score_aggregation(key: &str, text: &str) -> Result<ScoreAggregation, KeyError> {
+    match text {
+        "pass-fail" => Ok(ScoreAggregation::PassFail),
+        "sum" => Ok(ScoreAggregation::Sum),
+        "min" => Ok(ScoreAggregation::Min),
+        other => Err((
+            Some(key.to_string()),
+            format!("expected pass-fail, sum or min, got {other:?}"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,6 +574,7 @@ mod tests {
             "on_reject: break\ngrader_flags: min ignore_sample\naccept_score: 30\nrange: 0 30\n",
             &parent,
             &mut Vec::new(),
+            &mut Scoring::default(),
         )
         .unwrap();
         assert_eq!(child.on_reject, OnReject::Break);
@@ -423,7 +587,7 @@ mod tests {
             Some("case_sensitive")
         );
         assert_eq!(
-            parse_testdata_yaml("", &parent, &mut Vec::new()).unwrap(),
+            parse_testdata_yaml("", &parent, &mut Vec::new(), &mut Scoring::default()).unwrap(),
             parent
         );
         // 2025-09 spells the validator's arguments as a list.
@@ -431,6 +595,7 @@ mod tests {
             "output_validator_args: [float_tolerance, 1e-6]\nfull_feedback: true\n",
             &parent,
             &mut Vec::new(),
+            &mut Scoring::default(),
         )
         .unwrap();
         assert_eq!(
@@ -443,8 +608,13 @@ mod tests {
     fn unknown_testdata_keys_are_warnings() {
         let root = GroupSettings::root(ProblemKind::PassFail);
         let mut unknown = Vec::new();
-        let settings =
-            parse_testdata_yaml("points: 5\non_reject: continue\n", &root, &mut unknown).unwrap();
+        let settings = parse_testdata_yaml(
+            "points: 5\non_reject: continue\n",
+            &root,
+            &mut unknown,
+            &mut Scoring::default(),
+        )
+        .unwrap();
         assert_eq!(settings.on_reject, OnReject::Continue);
         assert_eq!(
             unknown,
@@ -489,7 +659,8 @@ mod tests {
         ];
         for (text, key, reason) in cases {
             let (got_key, got_reason) =
-                parse_testdata_yaml(text, &root, &mut Vec::new()).unwrap_err();
+                parse_testdata_yaml(text, &root, &mut Vec::new(), &mut Scoring::default())
+                    .unwrap_err();
             assert_eq!(got_key.as_deref(), key, "{text}");
             assert!(got_reason.contains(reason), "{text}: {got_reason}");
         }
@@ -524,7 +695,13 @@ mod tests {
                 ("data/invalid_inputs/x.in", ""),
             ],
         );
-        let root = load(dir.path(), ProblemKind::Scoring, &mut Vec::new()).unwrap();
+        let root = load(
+            dir.path(),
+            ProblemKind::Scoring,
+            FormatVersion::Legacy,
+            &mut Vec::new(),
+        )
+        .unwrap();
         let names: Vec<_> = root
             .cases_in_order()
             .iter()
@@ -549,7 +726,13 @@ mod tests {
     fn missing_pairs_and_empty_data_are_errors_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &[("data/secret/1.in", "")]);
-        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
+        let err = load(
+            dir.path(),
+            ProblemKind::PassFail,
+            FormatVersion::Legacy,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "data/secret/1.in: has no answer file data/secret/1.ans"
@@ -557,7 +740,13 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &[("data/secret/1.ans", "")]);
-        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
+        let err = load(
+            dir.path(),
+            ProblemKind::PassFail,
+            FormatVersion::Legacy,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "data/secret/1.ans: has no input file data/secret/1.in"
@@ -565,11 +754,113 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &[("data/secret/readme.txt", "")]);
-        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
+        let err = load(
+            dir.path(),
+            ProblemKind::PassFail,
+            FormatVersion::Legacy,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("no test cases"), "{err}");
 
         let dir = tempfile::tempdir().unwrap();
-        let err = load(dir.path(), ProblemKind::PassFail, &mut Vec::new()).unwrap_err();
+        let err = load(
+            dir.path(),
+            ProblemKind::PassFail,
+            FormatVersion::Legacy,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "data: the package has no data/ directory");
+    }
+
+    #[test]
+    fn scoring_2025_09_gives_each_test_its_share_of_the_group_maximum() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                ("data/sample/1.in", ""),
+                ("data/sample/1.ans", ""),
+                (
+                    "data/secret/test_group.yaml",
+                    "scoring:\n  aggregation: sum\n",
+                ),
+                (
+                    "data/secret/easy/test_group.yaml",
+                    "scoring:\n  score: 30\n  aggregation: min\n",
+                ),
+                ("data/secret/easy/1.in", ""),
+                ("data/secret/easy/1.ans", ""),
+                ("data/secret/easy/2.in", ""),
+                ("data/secret/easy/2.ans", ""),
+                (
+                    "data/secret/hard/test_group.yaml",
+                    "max_score: 70\nscore_aggregation: sum\n",
+                ),
+                ("data/secret/hard/1.in", ""),
+                ("data/secret/hard/1.ans", ""),
+                ("data/secret/hard/more/2.in", ""),
+                ("data/secret/hard/more/2.ans", ""),
+            ],
+        );
+        let mut warnings = Vec::new();
+        let root = load(
+            dir.path(),
+            ProblemKind::Scoring,
+            FormatVersion::Modern,
+            &mut warnings,
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let group = |name: &str| -> GroupSettings {
+            fn find<'a>(group: &'a TestGroup, name: &str) -> Option<&'a TestGroup> {
+                if group.name == name {
+                    return Some(group);
+                }
+                group.items.iter().find_map(|item| match item {
+                    TestItem::Group(child) => find(child, name),
+                    TestItem::Case(_) => None,
+                })
+            }
+            find(&root, name).unwrap().settings.clone()
+        };
+        let easy = group("secret/easy");
+        assert_eq!(
+            (easy.aggregation, easy.accept_score),
+            (Aggregation::Min, 30.0)
+        );
+        let hard = group("secret/hard");
+        assert_eq!(
+            (hard.aggregation, hard.accept_score),
+            (Aggregation::Sum, 35.0)
+        );
+        // A plain directory inside a group is part of it.
+        assert_eq!(group("secret/hard/more").accept_score, 35.0);
+        assert_eq!(group("secret").range, Some((0.0, 100.0)));
+
+        let bad = tempfile::tempdir().unwrap();
+        write(
+            bad.path(),
+            &[
+                (
+                    "data/secret/g/test_group.yaml",
+                    "score_aggregation: pass-fail\n",
+                ),
+                ("data/secret/g/1.in", ""),
+                ("data/secret/g/1.ans", ""),
+            ],
+        );
+        let err = load(
+            bad.path(),
+            ProblemKind::Scoring,
+            FormatVersion::Modern,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("needs a bounded max_score"),
+            "{err}"
+        );
     }
 }
