@@ -29,6 +29,7 @@ use crate::package::{
     Aggregation, GroupSettings, OnReject, Problem, ProblemKind, TestCase, TestGroup, TestItem,
     Validation, VerdictMode,
 };
+use crate::program::ProgramFiles;
 use crate::verdict::{run_verdict, Verdict};
 
 /// Something that prevents judging altogether (as opposed to a verdict).
@@ -245,6 +246,8 @@ pub enum Progress<'a> {
 pub struct Compiled {
     dir: tempfile::TempDir,
     language: Language,
+    /// The program's file names and entry point (the bytes are in `dir`).
+    layout: ProgramFiles,
 }
 
 impl Compiled {
@@ -252,13 +255,13 @@ impl Compiled {
         self.dir.path()
     }
 
-    /// The run command with `{memory_mib}` filled in, plus extra arguments.
-    fn command(&self, memory_mib: u64, extra: &[String]) -> (String, Vec<String>) {
+    /// The run command with its placeholders filled in, plus extra arguments.
+    pub fn command(&self, memory_mib: u64, extra: &[String]) -> (String, Vec<String>) {
+        let config = &self.language.config;
         let mut words = self
-            .language
-            .config
-            .run
-            .iter()
+            .layout
+            .expand(config, &config.run)
+            .into_iter()
             .map(|w| w.replace("{memory_mib}", &memory_mib.to_string()));
         let program = words.next().unwrap_or_default();
         let mut args: Vec<String> = words.collect();
@@ -350,32 +353,13 @@ impl<'a> Judge<'a> {
                 let language = self.languages.get(&source.language).ok_or_else(|| {
                     JudgeError::Validator(self.languages.why_not(&source.language))
                 })?;
-                let mut files = Vec::new();
-                let compiled_sources: Vec<_> = source.sources.iter().collect();
-                if compiled_sources.len() > 1 {
-                    return Err(JudgeError::Validator(format!(
-                        "{}: validators made of several source files are not supported",
-                        source.dir.display()
-                    )));
-                }
-                for entry in std::fs::read_dir(&source.dir)?.flatten() {
-                    let path = entry.path();
-                    if !path.is_file() {
-                        continue;
-                    }
-                    let name = if source.sources.contains(&path) {
-                        language.config.source_file.clone()
-                    } else {
-                        entry.file_name().to_string_lossy().into_owned()
-                    };
-                    files.push((name, std::fs::read(&path)?));
-                }
+                let program = validator_program(language, source, &problem.constants)?;
                 let limits = CompileLimits {
                     cpu_time_ms: problem.limits.compilation_time_s * 1000,
                     memory_mib: problem.limits.compilation_memory_mib,
                     ..language.config.compile_limits
                 };
-                let program = match self.compile(language, &files, limits)? {
+                let program = match self.compile(language, &program, limits)? {
                     Compilation::Ready(program, _) => *program,
                     Compilation::Failed { output, .. } => {
                         return Err(JudgeError::Validator(output))
@@ -403,20 +387,25 @@ impl<'a> Judge<'a> {
         Ok(PreparedProblem { problem, checker })
     }
 
-    /// Writes `files` into a fresh job directory and compiles them in the sandbox.
+    /// Writes a program's files into a fresh job directory and compiles them in the sandbox.
     pub fn compile(
         &self,
         language: &Language,
-        files: &[(String, Vec<u8>)],
+        program: &ProgramFiles,
         limits: CompileLimits,
     ) -> Result<Compilation, JudgeError> {
         let dir = tempfile::Builder::new().prefix("ulticode-job-").tempdir()?;
-        for (name, bytes) in files {
-            std::fs::write(dir.path().join(name), bytes)?;
+        for (name, bytes) in &program.files {
+            let path = dir.path().join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, bytes)?;
         }
         let config = &language.config;
         let mut output = String::new();
         if let Some(command) = &config.compile {
+            let command = program.expand(config, command);
             let (program, args) = command
                 .split_first()
                 .expect("compile commands are not empty");
@@ -456,10 +445,19 @@ impl<'a> Judge<'a> {
             dir.path(),
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )?;
+        let layout = ProgramFiles {
+            files: program
+                .files
+                .iter()
+                .map(|(name, _)| (name.clone(), Vec::new()))
+                .collect(),
+            ..program.clone()
+        };
         Ok(Compilation::Ready(
             Box::new(Compiled {
                 dir,
                 language: language.clone(),
+                layout,
             }),
             output,
         ))
@@ -479,7 +477,7 @@ impl<'a> Judge<'a> {
             .languages
             .get(language_id)
             .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
-        let files = [(language.config.source_file.clone(), source.to_vec())];
+        let files = ProgramFiles::single(&language.config, source);
         let (program, compile_output) =
             match self.compile(language, &files, language.config.compile_limits)? {
                 Compilation::Ready(program, output) => (program, output),
@@ -522,11 +520,30 @@ impl<'a> Judge<'a> {
         options: JudgeOptions,
         progress: &(dyn Fn(Progress<'_>) + Sync),
     ) -> Result<JudgeReport, JudgeError> {
+        let language = self
+            .languages
+            .get(language_id)
+            .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
+        let program = ProgramFiles::single(&language.config, source);
+        self.judge_program(prepared, language_id, program, options, progress)
+    }
+
+    /// Judges a program of one or more files (a directory submission). The package's
+    /// included files for the language are added first, replacing the program's own.
+    pub fn judge_program(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        language_id: &str,
+        mut files: ProgramFiles,
+        options: JudgeOptions,
+        progress: &(dyn Fn(Progress<'_>) + Sync),
+    ) -> Result<JudgeReport, JudgeError> {
         let problem = prepared.problem;
         let language = self
             .languages
             .get(language_id)
             .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
+        files.include(problem.included_files(&language.config.id)?);
         progress(Progress::Compiling);
         let limits = CompileLimits {
             cpu_time_ms: problem.limits.compilation_time_s * 1000,
@@ -536,7 +553,6 @@ impl<'a> Judge<'a> {
                 .max(language.config.compile_limits.memory_mib),
             ..language.config.compile_limits
         };
-        let files = [(language.config.source_file.clone(), source.to_vec())];
         let (program, compile_output) = match self.compile(language, &files, limits)? {
             Compilation::Ready(program, output) => (program, output),
             Compilation::Failed { verdict, output } => {
@@ -955,6 +971,39 @@ fn interactive_decision(decision: Decision, outcome: &RunOutcome) -> Decision {
     }
 }
 
+/// A validator's files: its one source stored as the language expects (other files keep their
+/// names), or a directory program of several sources.
+fn validator_program(
+    language: &Language,
+    source: &crate::package::ValidatorSource,
+    constants: &crate::package::Constants,
+) -> Result<ProgramFiles, JudgeError> {
+    let mut others = Vec::new();
+    let mut sources = Vec::new();
+    for entry in std::fs::read_dir(&source.dir)?.flatten() {
+        let path = entry.path();
+        if !path.is_file() {
+            continue;
+        }
+        let bytes = constants.substitute(&std::fs::read(&path)?);
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if source.sources.contains(&path) {
+            sources.push((name, bytes));
+        } else {
+            others.push((name, bytes));
+        }
+    }
+    let mut program = match sources.len() {
+        1 => ProgramFiles::single(&language.config, &sources.remove(0).1),
+        _ => ProgramFiles::directory(&language.config, sources, None)
+            .map_err(|e| JudgeError::Validator(format!("{}: {e}", source.dir.display())))?,
+    };
+    // Headers and data files beside the source, without replacing it.
+    others.retain(|(name, _)| !program.files.iter().any(|(n, _)| n == name));
+    program.include(others);
+    Ok(program)
+}
+
 fn system_error(message: String) -> Decision {
     Decision::system_error(message)
 }
@@ -1295,6 +1344,7 @@ mod tests {
             submissions: Vec::new(),
             time_limit_fixed: true,
             allow_file_writing: false,
+            constants: Default::default(),
             warnings: Vec::new(),
         }
     }

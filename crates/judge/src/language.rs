@@ -25,7 +25,9 @@ pub struct LanguageConfig {
     /// without a build step.
     #[serde(default)]
     pub compile: Option<Vec<String>>,
-    /// Run command. `{memory_mib}` is replaced by the memory limit of the run.
+    /// Run command. `{memory_mib}` is replaced by the memory limit of the run; `{entry}`,
+    /// `{main_class}` and `{sources}` (here and in `compile`) by the program's files
+    /// (see `program`).
     pub run: Vec<String>,
     /// Prints the version (first non-empty line of stdout or stderr).
     pub version: Vec<String>,
@@ -128,7 +130,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
             "-pipe".into(),
             "-o".into(),
             "/job/main".into(),
-            "/job/main.c".into(),
+            "{sources}".into(),
             "-lm".into(),
         ]
     };
@@ -140,7 +142,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
             "-pipe".into(),
             "-o".into(),
             "/job/main".into(),
-            "/job/main.cpp".into(),
+            "{sources}".into(),
         ]
     };
     let mut c = language(
@@ -178,8 +180,8 @@ pub fn default_languages() -> Vec<LanguageConfig> {
         "python3",
         "Python 3",
         "main.py",
-        Some(&["/usr/bin/python3", "-c", py_check, "/job/main.py"]),
-        &["/usr/bin/python3", "-B", "/job/main.py"],
+        Some(&["/usr/bin/python3", "-c", py_check, "{entry}"]),
+        &["/usr/bin/python3", "-B", "{entry}"],
         &["/usr/bin/python3", "--version"],
         Profile::Python,
     );
@@ -187,8 +189,8 @@ pub fn default_languages() -> Vec<LanguageConfig> {
         "pypy3",
         "PyPy 3",
         "main.py",
-        Some(&["/usr/bin/pypy3", "-c", py_check, "/job/main.py"]),
-        &["/usr/bin/pypy3", "/job/main.py"],
+        Some(&["/usr/bin/pypy3", "-c", py_check, "{entry}"]),
+        &["/usr/bin/pypy3", "{entry}"],
         &["/usr/bin/pypy3", "--version"],
         Profile::Python,
     );
@@ -203,7 +205,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
             "UTF-8",
             "-d",
             "/job",
-            "/job/Main.java",
+            "{sources}",
         ]),
         &[
             "/usr/bin/java",
@@ -214,7 +216,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
             "-XX:TieredStopAtLevel=1",
             "-cp",
             "/job",
-            "Main",
+            "{main_class}",
         ],
         &["/usr/bin/java", "-version"],
         Profile::Jvm,
@@ -226,12 +228,12 @@ pub fn default_languages() -> Vec<LanguageConfig> {
         "javascript",
         "JavaScript (Node.js)",
         "main.js",
-        Some(&["/usr/bin/node", "--check", "/job/main.js"]),
+        Some(&["/usr/bin/node", "--check", "{entry}"]),
         &[
             "/usr/bin/node",
             "--max-old-space-size={memory_mib}",
             "--stack-size=65500",
-            "/job/main.js",
+            "{entry}",
         ],
         &["/usr/bin/node", "--version"],
         Profile::Node,
@@ -242,7 +244,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
         "go",
         "Go",
         "main.go",
-        Some(&["/usr/bin/go", "build", "-o", "/job/main", "/job/main.go"]),
+        Some(&["/usr/bin/go", "build", "-o", "/job/main", "{sources}"]),
         &["/job/main"],
         &["/usr/bin/go", "version"],
         Profile::Native,
@@ -265,7 +267,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
             "-O",
             "-o",
             "/job/main",
-            "/job/main.rs",
+            "{entry}",
         ]),
         &["/job/main"],
         &["/opt/rust/bin/rustc", "--version"],

@@ -9,6 +9,7 @@ mod judging;
 pub mod language;
 mod output;
 pub mod package;
+pub mod program;
 pub mod verdict;
 mod verify;
 
@@ -18,5 +19,6 @@ pub use judging::{
 };
 pub use language::{default_languages, Language, LanguageConfig, Languages, Unavailable};
 pub use package::{PackageError, Problem};
+pub use program::ProgramFiles;
 pub use verdict::Verdict;
-pub use verify::{verify, RowOutcome, VerifyReport, VerifyRow};
+pub use verify::{submission_language, verify, RowOutcome, VerifyReport, VerifyRow};

@@ -18,8 +18,10 @@ use crate::judging::{
     graded_verdict, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem,
 };
 use crate::package::{
-    language_of, Expectation, FormatVersion, PackageSubmission, Problem, ProblemKind,
+    format_verdict, language_of, Expectation, FormatVersion, PackageSubmission, Problem,
+    ProblemKind,
 };
+use crate::program::{language_for_code, ProgramFiles};
 use crate::verdict::Verdict;
 
 /// How one reference submission fared.
@@ -139,23 +141,79 @@ fn time_limit_from(slowest_ms: u64, ac_to_time_limit: f64, resolution_s: f64) ->
     (steps * resolution_ms).round() as u64
 }
 
-/// Judges one reference submission; `Err(reason)` inside when its language does not work here.
+/// The language of a reference submission: `submissions.yaml`'s, else its file ending (for a
+/// directory, the one language of its source files).
+pub fn submission_language(submission: &PackageSubmission) -> Result<String, String> {
+    if let Some(code) = &submission.language {
+        return Ok(language_for_code(code).to_string());
+    }
+    if submission.path.is_file() {
+        return language_of(&submission.path)
+            .map(str::to_string)
+            .ok_or_else(|| "no language uses this file ending".into());
+    }
+    let mut languages: Vec<&str> = std::fs::read_dir(&submission.path)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .filter_map(|e| language_of(&e.path()))
+        .collect();
+    languages.sort_unstable();
+    languages.dedup();
+    match languages.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err("no source file of a known language".into()),
+        many => Err(format!(
+            "sources in several languages ({}); name one in submissions.yaml",
+            many.join(", ")
+        )),
+    }
+}
+
+/// How a reference submission could not be judged: its language, or its program.
+enum NotJudged {
+    Unavailable(String),
+    Invalid(String),
+}
+
+/// Judges one reference submission.
 fn judge_submission(
     judge: &Judge<'_>,
     prepared: &PreparedProblem<'_>,
     submission: &PackageSubmission,
-) -> Result<Result<JudgeReport, String>, JudgeError> {
-    // Submissions without a language were skipped (with a warning) when the package loaded.
-    let language = language_of(&submission.path).unwrap_or_default();
-    if judge.languages().get(language).is_none() {
-        return Ok(Err(judge.languages().why_not(language)));
-    }
-    let source = std::fs::read(&submission.path)?;
+) -> Result<Result<JudgeReport, NotJudged>, JudgeError> {
+    let constants = &prepared.problem.constants;
+    let language = match submission_language(submission) {
+        Ok(language) => language,
+        Err(reason) => return Ok(Err(NotJudged::Invalid(reason))),
+    };
+    let Some(config) = judge.languages().get(&language).map(|l| l.config.clone()) else {
+        return Ok(Err(NotJudged::Unavailable(
+            judge.languages().why_not(&language),
+        )));
+    };
+    let program = if submission.path.is_file() {
+        ProgramFiles::single(
+            &config,
+            &constants.substitute(&std::fs::read(&submission.path)?),
+        )
+    } else {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&submission.path)?.flatten() {
+            if entry.path().is_file() {
+                let bytes = constants.substitute(&std::fs::read(entry.path())?);
+                files.push((entry.file_name().to_string_lossy().into_owned(), bytes));
+            }
+        }
+        match ProgramFiles::directory(&config, files, submission.entrypoint.as_deref()) {
+            Ok(program) => program,
+            Err(reason) => return Ok(Err(NotJudged::Invalid(reason))),
+        }
+    };
     judge
-        .judge(
+        .judge_program(
             prepared,
-            language,
-            &source,
+            &language,
+            program,
             JudgeOptions::default(),
             &|_| {},
         )
@@ -171,9 +229,7 @@ fn verify_one(
     let problem = extended.problem;
     let mut row = VerifyRow {
         submission: submission.display.clone(),
-        language: language_of(&submission.path)
-            .unwrap_or_default()
-            .to_string(),
+        language: submission_language(submission).unwrap_or_default(),
         expected: submission.expectation.describe(),
         got: String::new(),
         outcome: RowOutcome::Match,
@@ -182,8 +238,12 @@ fn verify_one(
     };
     let report = match judge_submission(judge, extended, submission)? {
         Ok(report) => report,
-        Err(reason) => {
+        Err(NotJudged::Unavailable(reason)) => {
             row.outcome = RowOutcome::LanguageUnavailable(reason);
+            return Ok(row);
+        }
+        Err(NotJudged::Invalid(reason)) => {
+            row.outcome = RowOutcome::Mismatch(reason);
             return Ok(row);
         }
     };
@@ -191,11 +251,23 @@ fn verify_one(
     let at_limit = View::at_limit(&report, problem, time_limit_ms);
     let at_margin = View::as_run(&report);
     row.got = at_limit.describe(&report);
-    let expectation = submission.expectation;
-    row.outcome = match (
-        expectation.check(&at_limit, &report, problem.kind, problem.version),
-        expectation.check(&at_margin, &report, problem.kind, problem.version),
-    ) {
+    let meets = |view: &View| {
+        submission
+            .expectation
+            .check(view, &report, problem.kind, problem.version)?;
+        let tests: Vec<(String, &str, String)> = view
+            .verdicts
+            .iter()
+            .map(|(name, verdict, message)| {
+                (name.clone(), format_verdict(*verdict), message.clone())
+            })
+            .collect();
+        submission
+            .rules
+            .iter()
+            .try_for_each(|rule| rule.check(&tests, report.score))
+    };
+    row.outcome = match (meets(&at_limit), meets(&at_margin)) {
         (Ok(()), _) => RowOutcome::Match,
         (Err(_), Ok(())) => {
             row.note = Some(format!(
@@ -256,18 +328,6 @@ impl View {
             Some(score) => format!("{} ({score})", self.graded),
             None => self.graded.to_string(),
         }
-    }
-}
-
-/// The format's four test verdicts (memory and output overruns are run-time errors there).
-fn format_verdict(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::AC => "AC",
-        Verdict::WA | Verdict::PE => "WA",
-        Verdict::TLE => "TLE",
-        Verdict::RE | Verdict::MLE | Verdict::OLE => "RTE",
-        Verdict::CE => "CE",
-        Verdict::SE => "JE",
     }
 }
 
@@ -344,6 +404,8 @@ impl Expectation {
             Expectation::Verdict(expected) => {
                 Err(format!("expected {expected}, got {}", view.graded))
             }
+            // Only the rules of submissions.yaml, checked by the caller.
+            Expectation::Custom => Ok(()),
             _ => unreachable!("the other expectations have a per-test rule"),
         }
     }

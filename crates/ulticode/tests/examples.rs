@@ -45,9 +45,9 @@ fn aplusb_in_every_language() {
 }
 
 /// The 2025-09 format: a derived time limit, the TLE margin ("with extra time"), per-test
-/// expectations of `rejected` and `brute_force`, `test_group.yaml`, and what the reference
-/// tools only warn about (an unknown key, an unknown submissions directory, files that are
-/// no program).
+/// expectations of `rejected` and `brute_force`, `test_group.yaml`, `submissions.yaml`,
+/// `include/` with `constants`, a directory program, and what the reference tools only warn
+/// about (an unknown key, an unknown submissions directory, files that are no program).
 #[test]
 fn sumlines_in_the_2025_09_format() {
     let report = verify("sumlines");
@@ -78,6 +78,19 @@ fn sumlines_in_the_2025_09_format() {
     assert!(!judged
         .iter()
         .any(|s| s.contains(".gitkeep") || s.contains("slow_accepted")));
+    // A directory program, an included file with a constant, a Java class not named Main, a
+    // directory that only submissions.yaml describes: each judged (and, above, as expected).
+    for expected in [
+        "submissions/accepted/with_helper",
+        "submissions/accepted/uses_include.py",
+        "submissions/accepted/Summer.java",
+        "submissions/overflowing/int32.c",
+    ] {
+        assert!(
+            judged.contains(&expected),
+            "{expected} not judged: {judged:#?}"
+        );
+    }
     let extra_time = rows
         .iter()
         .find(|r| r["submission"] == "submissions/run_time_error/slow_then_out_of_memory.py")

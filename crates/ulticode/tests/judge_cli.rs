@@ -100,7 +100,8 @@ fn scoring_problems_report_a_score() {
     let (_, report) = judge("zerosum", "partially_accepted/int_counter.cpp", &[]);
     assert_eq!(report["score"], 30.0);
     assert_eq!(report["max_score"], 100.0);
-    assert_eq!(report["verdict"], "WA");
+    // `accept_if_any_accepted` in data/secret: one solved subtask is an accepted submission.
+    assert_eq!(report["verdict"], "AC");
 }
 
 #[test]

@@ -62,7 +62,6 @@ const METADATA_KEYS: &[&str] = &[
     "embargo_until",
     "keywords",
     "languages",
-    "constants",
 ];
 
 /// What `problem.yaml` says.
@@ -76,7 +75,105 @@ pub(super) struct ProblemConfig {
     pub(super) limits: ProblemLimits,
     pub(super) time_limit_ms: Option<u64>,
     pub(super) allow_file_writing: bool,
+    pub(super) constants: Constants,
     pub(super) warnings: Vec<PackageWarning>,
+}
+
+/// `constants` (2025-09): `{{name}}` and `{{name.variant}}` in validators, included files,
+/// example submissions and `test_group.yaml` stand for these values.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Constants(Vec<(String, String)>);
+
+impl Constants {
+    fn parse(value: &Value) -> Result<Self, PackageError> {
+        let Value::Mapping(map) = value else {
+            return Err(PackageError::key(FILE, "constants", "must be a mapping"));
+        };
+        let scalar = |value: &Value| match value {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let mut found = Vec::new();
+        for (name, value) in map {
+            let name = name.as_str().unwrap_or_default();
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let key = format!("constants.{name}");
+            if !valid {
+                return Err(PackageError::key(
+                    FILE,
+                    &key,
+                    "is not a valid constant name",
+                ));
+            }
+            let wrong = || {
+                PackageError::key(
+                    FILE,
+                    &key,
+                    "must be a number, a string or a mapping with a value",
+                )
+            };
+            match value {
+                Value::Mapping(variants) => {
+                    let value = variants
+                        .get(Value::String("value".into()))
+                        .and_then(scalar)
+                        .ok_or_else(wrong)?;
+                    found.push((name.to_string(), value.clone()));
+                    found.push((format!("{name}.value"), value));
+                    for (variant, text) in variants {
+                        let variant = variant.as_str().unwrap_or_default();
+                        if variant != "value" {
+                            found.push((
+                                format!("{name}.{variant}"),
+                                scalar(text).ok_or_else(wrong)?,
+                            ));
+                        }
+                    }
+                }
+                other => {
+                    let value = scalar(other).ok_or_else(wrong)?;
+                    found.push((name.to_string(), value.clone()));
+                    found.push((format!("{name}.value"), value));
+                }
+            }
+        }
+        Ok(Self(found))
+    }
+
+    /// Replaces every `{{name}}` and `{{name.variant}}` that names a constant; others stay.
+    pub fn substitute(&self, bytes: &[u8]) -> Vec<u8> {
+        if self.0.is_empty() || !bytes.windows(2).any(|w| w == b"{{") {
+            return bytes.to_vec();
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut rest = bytes;
+        while let Some(start) = rest.windows(2).position(|w| w == b"{{") {
+            out.extend_from_slice(&rest[..start]);
+            let after = &rest[start + 2..];
+            let replaced = after.windows(2).position(|w| w == b"}}").and_then(|end| {
+                let name = std::str::from_utf8(&after[..end]).ok()?;
+                let value = self.0.iter().find(|(n, _)| n == name.trim())?;
+                Some((value.1.as_bytes(), end + 2))
+            });
+            match replaced {
+                Some((value, consumed)) => {
+                    out.extend_from_slice(value);
+                    rest = &after[consumed..];
+                }
+                None => {
+                    out.extend_from_slice(b"{{");
+                    rest = after;
+                }
+            }
+        }
+        out.extend_from_slice(rest);
+        out
+    }
 }
 
 const FILE: &str = "problem.yaml";
@@ -152,6 +249,7 @@ pub(super) fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageErr
         limits: ProblemLimits::for_version(version),
         time_limit_ms: None,
         allow_file_writing: false,
+        constants: Constants::default(),
         warnings: Vec::new(),
     };
     let mut interactive_type = false;
@@ -170,6 +268,7 @@ pub(super) fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageErr
             }
             "limits" => parse_limits(value, &mut config)?,
             "grading" => parse_legacy_grading(value, &mut config)?,
+            "constants" => config.constants = Constants::parse(value)?,
             "allow_file_writing" | "allow_writing_files" => {
                 config.allow_file_writing = value
                     .as_bool()
@@ -610,5 +709,32 @@ mystery: 1
             let error = yaml_error(text);
             assert!(error.contains(expected), "{text:?} gave {error:?}");
         }
+    }
+
+    #[test]
+    fn constants_replace_their_sequences_and_leave_the_rest() {
+        let config = parse_problem_yaml(
+            "problem_format_version: 2025-09\nconstants:\n  max_n: 2000\n  k:\n    value: 5000000\n    tex: 5,000,000\n",
+        )
+        .unwrap();
+        let constants = &config.constants;
+        let cases: [(&str, &str); 5] = [
+            ("n <= {{max_n}}", "n <= 2000"),
+            ("{{k}} {{k.value}} {{k.tex}}", "5000000 5000000 5,000,000"),
+            ("{{unknown}} stays", "{{unknown}} stays"),
+            ("no template", "no template"),
+            ("{{ max_n }} and {{open", "2000 and {{open"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(
+                String::from_utf8(constants.substitute(text.as_bytes())).unwrap(),
+                expected
+            );
+        }
+        let bad = parse_problem_yaml("constants:\n  9lives: 1\n").unwrap_err();
+        assert!(
+            bad.to_string().contains("not a valid constant name"),
+            "{bad}"
+        );
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod archive;
 mod config;
+mod submissions;
 mod testdata;
 
 use std::fmt;
@@ -17,7 +18,8 @@ use crate::checker::default::DefaultFlags;
 use crate::verdict::Verdict;
 
 pub(crate) use config::parse_yaml;
-pub use config::FormatVersion;
+pub use config::{Constants, FormatVersion};
+pub use submissions::{format_verdict, glob_matches, PackageSubmission, Rule};
 pub use testdata::{
     Aggregation, GroupSettings, OnReject, TestCase, TestGroup, TestItem, VerdictMode,
 };
@@ -171,6 +173,8 @@ pub enum Expectation {
     /// `brute_force` (2025-09): never a wrong answer, but a run-time error or a timeout on at
     /// least one test.
     BruteForce,
+    /// Only what `submissions.yaml` requires (a directory it describes or redefines).
+    Custom,
 }
 
 impl Expectation {
@@ -195,18 +199,9 @@ impl Expectation {
             Expectation::PartialScore => "partial score".into(),
             Expectation::Rejected => "not AC".into(),
             Expectation::BruteForce => "RE or TLE".into(),
+            Expectation::Custom => "as described".into(),
         }
     }
-}
-
-/// A reference submission of the package.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackageSubmission {
-    /// Absolute path of the source file.
-    pub path: PathBuf,
-    /// `submissions/<dir>/<file>`, for display.
-    pub display: String,
-    pub expectation: Expectation,
 }
 
 /// A loaded problem package.
@@ -229,6 +224,7 @@ pub struct Problem {
     pub time_limit_fixed: bool,
     /// `allow_file_writing`: submissions may write in their working directory.
     pub allow_file_writing: bool,
+    pub constants: Constants,
     pub warnings: Vec<PackageWarning>,
 }
 
@@ -250,12 +246,22 @@ impl Problem {
         };
         limits.time_limit_ms = fixed.unwrap_or(limits.time_limit_ms);
         let validator = find_validator(&dir)?;
-        match (&config.validation, &validator) {
+        let mut validation = config.validation;
+        // 2025-09 has no `validation` key: an output validator, when there is one, judges.
+        if config.version == FormatVersion::Modern && validator.is_some() {
+            if let Validation::Default = validation {
+                validation = Validation::Custom {
+                    interactive: false,
+                    score: config.kind == ProblemKind::Scoring,
+                };
+            }
+        }
+        match (&validation, &validator) {
             (Validation::Custom { .. }, None) => {
                 return Err(PackageError::key(
                     "problem.yaml",
-                    "validation",
-                    "custom validation needs a validator in output_validators/",
+                    if config.version == FormatVersion::Modern { "type" } else { "validation" },
+                    "custom validation needs a validator in output_validator/ (or the legacy output_validators/)",
                 ))
             }
             (Validation::Default, _) => {
@@ -265,13 +271,13 @@ impl Problem {
             _ => {}
         }
         let data = testdata::load(&dir, config.kind, config.version, &mut warnings)?;
-        let submissions = find_submissions(&dir, &mut warnings)?;
+        let submissions = submissions::find(&dir, &mut warnings)?;
         Ok(Problem {
             dir,
             version: config.version,
             name: config.name,
             kind: config.kind,
-            validation: config.validation,
+            validation,
             validator_flags: config.validator_flags,
             limits,
             validator,
@@ -279,6 +285,7 @@ impl Problem {
             submissions,
             time_limit_fixed: fixed.is_some(),
             allow_file_writing: config.allow_file_writing,
+            constants: config.constants,
             warnings,
         })
     }
@@ -297,6 +304,34 @@ impl Problem {
     /// Every test case in judging order.
     pub fn test_cases(&self) -> Vec<&TestCase> {
         self.data.cases_in_order()
+    }
+
+    /// The files `include/` adds to every submission in a language: those of
+    /// `include/<language code>/` if it exists, else those of `include/default/`, with the
+    /// package's constants filled in.
+    pub fn included_files(&self, language_id: &str) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+        let include = self.dir.join("include");
+        let own = include.join(crate::program::language_code(language_id));
+        let dir = if own.is_dir() {
+            own
+        } else {
+            include.join("default")
+        };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(Vec::new());
+        };
+        let mut files = Vec::new();
+        for entry in entries.flatten() {
+            if entry.path().is_file() {
+                let bytes = std::fs::read(entry.path())?;
+                files.push((
+                    entry.file_name().to_string_lossy().into_owned(),
+                    self.constants.substitute(&bytes),
+                ));
+            }
+        }
+        files.sort();
+        Ok(files)
     }
 }
 
@@ -478,77 +513,6 @@ fn find_validator(dir: &Path) -> Result<Option<ValidatorSource>, PackageError> {
         language,
         testlib,
     }))
-}
-
-/// The reference submissions: every source file in a known directory of `submissions/`.
-/// Unknown directories, files that are no language's source, and directory programs (not
-/// judged here yet) are warnings and skipped, as the reference tools skip them; hidden files
-/// (`.gitkeep`) are skipped silently.
-fn find_submissions(
-    dir: &Path,
-    warnings: &mut Vec<PackageWarning>,
-) -> Result<Vec<PackageSubmission>, PackageError> {
-    let root = dir.join("submissions");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return Ok(Vec::new());
-    };
-    let hidden = |name: &str| name.starts_with('.');
-    let mut found = Vec::new();
-    let mut groups: Vec<_> = entries.flatten().filter(|e| e.path().is_dir()).collect();
-    groups.sort_by_key(|e| e.file_name());
-    for group in groups {
-        let name = group.file_name().to_string_lossy().into_owned();
-        if hidden(&name) {
-            continue;
-        }
-        let Some(expectation) = Expectation::DIRECTORIES
-            .iter()
-            .find(|(dir, _)| *dir == name)
-            .map(|(_, e)| *e)
-        else {
-            warnings.push(PackageError::new(
-                format!("submissions/{name}"),
-                format!(
-                    "unknown directory, its submissions are not judged (known: {})",
-                    Expectation::DIRECTORIES.map(|(d, _)| d).join(", ")
-                ),
-            ));
-            continue;
-        };
-        let mut paths: Vec<_> = std::fs::read_dir(group.path())
-            .map_err(|e| PackageError::new(format!("submissions/{name}"), e.to_string()))?
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        paths.sort();
-        for path in paths {
-            let file_name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let display = format!("submissions/{name}/{file_name}");
-            if hidden(&file_name) {
-                continue;
-            }
-            if path.is_dir() {
-                warnings.push(PackageError::new(
-                    display,
-                    "a directory program (multi-file submission) is not judged by this version",
-                ));
-                continue;
-            }
-            if language_of(&path).is_none() {
-                warnings.push(PackageError::new(
-                    display,
-                    "not a source file of a known language (skipped)",
-                ));
-                continue;
-            }
-            found.push(PackageSubmission {
-                path,
-                display,
-                expectation,
-            });
-        }
-    }
-    Ok(found)
 }
 
 #[cfg(test)]

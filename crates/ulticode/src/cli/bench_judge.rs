@@ -107,15 +107,14 @@ pub fn run(tests: usize, numbers: usize, json: bool) -> anyhow::Result<ExitCode>
 
         // The same program, bare: compiled the same way, run directly.
         let spec = languages.get(language).expect("detected");
-        let files = [(spec.config.source_file.clone(), source.as_bytes().to_vec())];
+        let files = judge::ProgramFiles::single(&spec.config, source.as_bytes());
         let compiled = match judge.compile(spec, &files, spec.config.compile_limits)? {
             Compilation::Ready(compiled, _) => compiled,
             Compilation::Failed { output, .. } => bail!("{language} does not compile: {output}"),
         };
-        let command: Vec<String> = spec
-            .config
-            .run
-            .iter()
+        let (program, args) = compiled.command(256, &[]);
+        let command: Vec<String> = std::iter::once(program)
+            .chain(args)
             .map(|w| w.replace("/job", &compiled.dir().display().to_string()))
             .collect();
         let bare = run_bare(&command, &inputs, concurrency)?;

@@ -200,7 +200,7 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
     let mut wanted: BTreeSet<String> = problem
         .submissions
         .iter()
-        .filter_map(|s| language_of(&s.path).map(str::to_string))
+        .filter_map(|s| judge::submission_language(s).ok())
         .collect();
     wanted.extend(problem.validator.iter().map(|v| v.language.clone()));
     let languages = languages.detect(&sandbox, Some(&wanted))?;

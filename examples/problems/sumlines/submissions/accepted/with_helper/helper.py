@@ -1,0 +1,2 @@
+def total(words):
+    return sum(int(w) for w in words)
