@@ -36,6 +36,16 @@ if [ ! -x "$PROBLEMTOOLS_VENV/bin/verifyproblem" ]; then
     fi
 fi
 
+# checktestdata (PyPI's implementation) for .ctd input validators: pure Python, unpacked
+# into the cache and run inside the sandbox by its Python (judge/src/input_validation.rs).
+CHECKTESTDATA_DIR="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/checktestdata"
+if [ ! -d "$CHECKTESTDATA_DIR/checktestdata" ]; then
+    echo "installing checktestdata into $CHECKTESTDATA_DIR"
+    if ! python3 -m pip install --quiet --no-deps --target "$CHECKTESTDATA_DIR" "checktestdata==2026.9.2"; then
+        echo "checktestdata could not be installed: .ctd input validators will say UNAVAILABLE"
+    fi
+fi
+
 echo "== static checks"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

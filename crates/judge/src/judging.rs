@@ -269,7 +269,12 @@ impl Compiled {
         (program, args)
     }
 
-    fn spec(&self, memory_mib: u64, extra: &[String], limits: Limits) -> RunSpec {
+    /// Memory the language's runtime needs beyond the program's own limit.
+    pub(crate) fn memory_overhead_mib(&self) -> u64 {
+        self.language.config.memory_overhead_mib
+    }
+
+    pub(crate) fn spec(&self, memory_mib: u64, extra: &[String], limits: Limits) -> RunSpec {
         let (program, args) = self.command(memory_mib, extra);
         let config = &self.language.config;
         RunSpec {
@@ -350,21 +355,7 @@ impl<'a> Judge<'a> {
                 DefaultFlags::parse(&problem.validator_flags).map_err(JudgeError::Validator)?,
             ),
             (Validation::Custom { .. }, Some(source)) => {
-                let language = self.languages.get(&source.language).ok_or_else(|| {
-                    JudgeError::Validator(self.languages.why_not(&source.language))
-                })?;
-                let program = validator_program(language, source, &problem.constants)?;
-                let limits = CompileLimits {
-                    cpu_time_ms: problem.limits.compilation_time_s * 1000,
-                    memory_mib: problem.limits.compilation_memory_mib,
-                    ..language.config.compile_limits
-                };
-                let program = match self.compile(language, &program, limits)? {
-                    Compilation::Ready(program, _) => *program,
-                    Compilation::Failed { output, .. } => {
-                        return Err(JudgeError::Validator(output))
-                    }
-                };
+                let program = self.compile_package_program(problem, source)?;
                 if source.testlib {
                     Checker::Testlib(program)
                 } else {
@@ -385,6 +376,41 @@ impl<'a> Judge<'a> {
             }
         };
         Ok(PreparedProblem { problem, checker })
+    }
+
+    pub(crate) fn sandbox(&self) -> &dyn Sandbox {
+        self.sandbox
+    }
+
+    /// Compiles one of the package's own programs (a validator): its sources, or its
+    /// `build` script, inside the sandbox under the package's compilation limits.
+    pub fn compile_package_program(
+        &self,
+        problem: &Problem,
+        source: &crate::package::ValidatorSource,
+    ) -> Result<Compiled, JudgeError> {
+        let scripts;
+        let language = if source.language == crate::package::SCRIPTS {
+            scripts = crate::language::scripts_language();
+            &scripts
+        } else {
+            self.languages
+                .get(&source.language)
+                .ok_or_else(|| JudgeError::Validator(self.languages.why_not(&source.language)))?
+        };
+        let program = validator_program(language, source, &problem.constants)?;
+        let limits = CompileLimits {
+            cpu_time_ms: problem.limits.compilation_time_s * 1000,
+            memory_mib: problem.limits.compilation_memory_mib,
+            ..language.config.compile_limits
+        };
+        match self.compile(language, &program, limits)? {
+            Compilation::Ready(program, _) => Ok(*program),
+            Compilation::Failed { output, .. } => Err(JudgeError::Validator(format!(
+                "{}: {output}",
+                source.dir.display()
+            ))),
+        }
     }
 
     /// Writes a program's files into a fresh job directory and compiles them in the sandbox.
@@ -980,18 +1006,23 @@ fn validator_program(
 ) -> Result<ProgramFiles, JudgeError> {
     let mut others = Vec::new();
     let mut sources = Vec::new();
-    for entry in std::fs::read_dir(&source.dir)?.flatten() {
-        let path = entry.path();
-        if !path.is_file() {
-            continue;
-        }
-        let bytes = constants.substitute(&std::fs::read(&path)?);
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if source.sources.contains(&path) {
+    for path in &source.files {
+        let bytes = constants.substitute(&std::fs::read(path)?);
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        if source.sources.contains(path) {
             sources.push((name, bytes));
         } else {
             others.push((name, bytes));
         }
+    }
+    if source.language == crate::package::SCRIPTS {
+        return Ok(ProgramFiles {
+            files: others,
+            entry: "run".into(),
+            main_class: "run".into(),
+        });
     }
     let mut program = match sources.len() {
         1 => ProgramFiles::single(&language.config, &sources.remove(0).1),
@@ -1285,6 +1316,7 @@ mod tests {
             reject_score: 0.0,
             range: None,
             output_validator_flags: None,
+            input_validator_args: Default::default(),
         }
     }
 
@@ -1345,6 +1377,8 @@ mod tests {
             time_limit_fixed: true,
             allow_file_writing: false,
             constants: Default::default(),
+            input_validators: Vec::new(),
+            invalid_inputs: Vec::new(),
             warnings: Vec::new(),
         }
     }

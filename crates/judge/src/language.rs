@@ -279,6 +279,32 @@ pub fn default_languages() -> Vec<LanguageConfig> {
     vec![c, cpp17, cpp20, python3, pypy3, java, javascript, rust, go]
 }
 
+/// How a package's program given as POSIX `build`/`run` scripts is made and run: `build` (if
+/// present) runs in the job directory, which is writable then, and `run` is the program. The
+/// scripts may use `python3`, `cc` and `c++` (the format's promise), so they get the
+/// interpreters' profile and room for compilers.
+pub fn scripts_language() -> Language {
+    let mut config = language(
+        crate::package::SCRIPTS,
+        "build/run scripts",
+        "run",
+        Some(&[
+            "/bin/sh",
+            "-c",
+            "cd /job && if [ -f build ]; then chmod +x build && ./build; fi && chmod +x run",
+        ]),
+        &["/job/run"],
+        &["/bin/sh", "-c", "echo POSIX sh"],
+        Profile::Python,
+    );
+    config.compile_limits.pids = 128;
+    config.run_pids = 64;
+    Language {
+        config,
+        version: "POSIX sh".into(),
+    }
+}
+
 /// The active Rust toolchain of the host (where rustup installed it).
 fn rust_sysroot() -> Option<PathBuf> {
     let output = std::process::Command::new("rustc")

@@ -5,6 +5,7 @@
 //! Flow (see `judging`): package → compile → run → check → aggregate.
 
 pub mod checker;
+pub mod input_validation;
 mod judging;
 pub mod language;
 mod output;

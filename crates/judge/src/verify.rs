@@ -14,6 +14,7 @@
 
 use serde::Serialize;
 
+use crate::input_validation::{validate_inputs, InputValidation};
 use crate::judging::{
     graded_verdict, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem,
 };
@@ -58,6 +59,8 @@ pub struct VerifyReport {
     /// The limit × `time_limit_to_tle`: what "with extra time" means.
     pub margin_ms: u64,
     pub rows: Vec<VerifyRow>,
+    /// What each input validator found on the test data.
+    pub input_validation: Vec<InputValidation>,
     /// The package's warnings (unknown keys, skipped files).
     pub warnings: Vec<String>,
     /// No mismatch (unavailable languages excepted) and at least one submission judged.
@@ -74,6 +77,7 @@ pub fn verify(
     on_row: &dyn Fn(&VerifyRow),
 ) -> Result<VerifyReport, JudgeError> {
     let problem = prepared.problem;
+    let input_validation = validate_inputs(judge, problem)?;
     let limits = &problem.limits;
     let time_limit_ms = if problem.time_limit_fixed {
         limits.time_limit_ms
@@ -98,13 +102,15 @@ pub fn verify(
     let ok = judged > 0
         && rows
             .iter()
-            .all(|r| !matches!(r.outcome, RowOutcome::Mismatch(_)));
+            .all(|r| !matches!(r.outcome, RowOutcome::Mismatch(_)))
+        && input_validation.iter().all(|v| v.failures.is_empty());
     Ok(VerifyReport {
         problem: problem.name.clone(),
         time_limit_ms,
         time_limit_derived: !problem.time_limit_fixed,
         margin_ms,
         rows,
+        input_validation,
         warnings: problem.warnings.iter().map(ToString::to_string).collect(),
         ok,
     })

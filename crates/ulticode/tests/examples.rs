@@ -70,6 +70,19 @@ fn sumlines_in_the_2025_09_format() {
             "{expected:?} not in {warnings:#?}"
         );
     }
+    // Both input validators (a checktestdata script with a constant, a program with a
+    // group's arguments) ran on all four inputs and rejected both invalid ones.
+    for validation in report["input_validation"].as_array().unwrap() {
+        match validation["not_run"].as_str() {
+            Some(reason) => println!("UNAVAILABLE {reason}"),
+            None => assert_eq!(validation["accepted"], 4, "{validation:#}"),
+        }
+        assert_eq!(
+            validation["failures"],
+            serde_json::json!([]),
+            "{validation:#}"
+        );
+    }
     let rows = report["rows"].as_array().unwrap();
     let judged: Vec<&str> = rows
         .iter()
@@ -122,4 +135,10 @@ fn guess_is_interactive() {
 #[test]
 fn zerosum_scores_two_subtasks() {
     verify("zerosum");
+}
+
+/// A 2025-09 output validator given as POSIX `build`/`run` scripts (built in the sandbox).
+#[test]
+fn echo_has_a_build_run_validator() {
+    verify("echo");
 }

@@ -10,6 +10,7 @@ pub mod archive;
 mod config;
 mod submissions;
 mod testdata;
+mod validators;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ pub use submissions::{format_verdict, glob_matches, PackageSubmission, Rule};
 pub use testdata::{
     Aggregation, GroupSettings, OnReject, TestCase, TestGroup, TestItem, VerdictMode,
 };
+pub use validators::{InputValidator, InputValidatorKind, ValidatorSource, SCRIPTS};
 
 /// A package that cannot be used, with the place and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -144,20 +146,6 @@ impl ProblemLimits {
     }
 }
 
-/// The source of the package's output validator.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValidatorSource {
-    /// The validator's directory (absolute).
-    pub dir: PathBuf,
-    /// The files that make up the program (absolute), all of one language.
-    pub sources: Vec<PathBuf>,
-    pub language: String,
-    /// testlib convention (`checker input output answer`, exit 0/1/2/3/7) instead of the ICPC
-    /// one (`validator input answer feedback_dir < output`, exit 42/43); chosen when the
-    /// source includes `testlib.h` or is named `check.*` / `checker.*` (Polygon's names).
-    pub testlib: bool,
-}
-
 /// What a submission under `submissions/` is expected to get.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -225,6 +213,10 @@ pub struct Problem {
     /// `allow_file_writing`: submissions may write in their working directory.
     pub allow_file_writing: bool,
     pub constants: Constants,
+    /// `input_validators/`: run on every test input by `problem verify`.
+    pub input_validators: Vec<InputValidator>,
+    /// `data/invalid_input/**.in` (2025-09): inputs some input validator must reject.
+    pub invalid_inputs: Vec<PathBuf>,
     pub warnings: Vec<PackageWarning>,
 }
 
@@ -245,7 +237,9 @@ impl Problem {
             None => read_timelimit_file(&dir)?,
         };
         limits.time_limit_ms = fixed.unwrap_or(limits.time_limit_ms);
-        let validator = find_validator(&dir)?;
+        let validator = validators::find_output_validator(&dir)?;
+        let input_validators = validators::find_input_validators(&dir, &mut warnings)?;
+        let invalid_inputs = validators::invalid_inputs(&dir);
         let mut validation = config.validation;
         // 2025-09 has no `validation` key: an output validator, when there is one, judges.
         if config.version == FormatVersion::Modern && validator.is_some() {
@@ -286,6 +280,8 @@ impl Problem {
             time_limit_fixed: fixed.is_some(),
             allow_file_writing: config.allow_file_writing,
             constants: config.constants,
+            input_validators,
+            invalid_inputs,
             warnings,
         })
     }
@@ -428,91 +424,6 @@ pub fn language_of(path: &Path) -> Option<&'static str> {
         .and_then(|inner| inner.to_str())
         .and_then(|inner| NAMED_LANGUAGES.iter().find(|id| **id == inner).copied());
     Some(named.unwrap_or(default))
-}
-
-fn find_validator(dir: &Path) -> Result<Option<ValidatorSource>, PackageError> {
-    let mut candidates = Vec::new();
-    let legacy = dir.join("output_validators");
-    if let Ok(entries) = std::fs::read_dir(&legacy) {
-        for entry in entries.flatten() {
-            if entry.path().is_dir() {
-                candidates.push(entry.path());
-            }
-        }
-    }
-    let current = dir.join("output_validator");
-    if current.is_dir() {
-        candidates.push(current);
-    }
-    candidates.sort();
-    let relative = |p: &Path| p.strip_prefix(dir).unwrap_or(p).to_path_buf();
-    let validator_dir = match candidates.as_slice() {
-        [] => return Ok(None),
-        [one] => one.clone(),
-        many => {
-            return Err(PackageError::new(
-                "output_validators",
-                format!(
-                    "more than one output validator: {}",
-                    many.iter()
-                        .map(|p| relative(p).display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ))
-        }
-    };
-    let mut sources = Vec::new();
-    let mut languages = Vec::new();
-    for entry in std::fs::read_dir(&validator_dir)
-        .map_err(|e| PackageError::new(relative(&validator_dir), e.to_string()))?
-        .flatten()
-    {
-        let path = entry.path();
-        if let Some(language) = language_of(&path) {
-            sources.push(path);
-            if !languages.contains(&language) {
-                languages.push(language);
-            }
-        } else if matches!(
-            path.file_name().and_then(|n| n.to_str()),
-            Some("build" | "run")
-        ) {
-            return Err(PackageError::new(
-                relative(&path),
-                "build/run scripts are not supported; provide the validator's source files",
-            ));
-        }
-    }
-    sources.sort();
-    let language = match languages.as_slice() {
-        [one] => one.to_string(),
-        [] => {
-            return Err(PackageError::new(
-                relative(&validator_dir),
-                "no validator source file (.c, .cpp, .py, ...)",
-            ))
-        }
-        _ => {
-            return Err(PackageError::new(
-                relative(&validator_dir),
-                format!("validator sources in several languages: {languages:?}"),
-            ))
-        }
-    };
-    let testlib = sources.iter().any(|s| {
-        let named = matches!(
-            s.file_stem().and_then(|n| n.to_str()),
-            Some("check" | "checker")
-        );
-        named || std::fs::read_to_string(s).is_ok_and(|text| text.contains("testlib.h"))
-    });
-    Ok(Some(ValidatorSource {
-        dir: validator_dir,
-        sources,
-        language,
-        testlib,
-    }))
 }
 
 #[cfg(test)]

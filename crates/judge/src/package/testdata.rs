@@ -57,6 +57,26 @@ pub struct GroupSettings {
     pub range: Option<(f64, f64)>,
     /// `output_validator_flags`: replaces the problem's `validator_flags` for these tests.
     pub output_validator_flags: Option<String>,
+    /// Arguments of the input validators for these tests (`input_validator_flags`,
+    /// `input_validator_args`).
+    pub input_validator_args: InputValidatorArgs,
+}
+
+/// Input validator arguments: for every validator, or for one by name.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct InputValidatorArgs {
+    pub all: Vec<String>,
+    pub by_name: Vec<(String, Vec<String>)>,
+}
+
+impl InputValidatorArgs {
+    /// The arguments of the validator named `name`.
+    pub fn of(&self, name: &str) -> &[String] {
+        self.by_name
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(&self.all, |(_, args)| args)
+    }
 }
 
 impl GroupSettings {
@@ -74,6 +94,7 @@ impl GroupSettings {
             reject_score: 0.0,
             range: None,
             output_validator_flags: None,
+            input_validator_args: InputValidatorArgs::default(),
         }
     }
 }
@@ -115,6 +136,15 @@ impl TestGroup {
             }
         }
         out
+    }
+
+    /// The settings of the group a test case is directly in.
+    pub fn settings_of(&self, case: &TestCase) -> Option<&GroupSettings> {
+        self.items.iter().find_map(|item| match item {
+            TestItem::Case(c) if c.name == case.name => Some(&self.settings),
+            TestItem::Case(_) => None,
+            TestItem::Group(child) => child.settings_of(case),
+        })
     }
 
     /// Whether this is the sample group (or inside it).
@@ -518,10 +548,11 @@ fn parse_testdata_yaml(
                     "arguments for the submission are not supported by this judge yet".into(),
                 ))
             }
-            // Input validation and display settings do not change how a submission is judged.
-            "input_validator_flags"
-            | "input_validator_args"
-            | "full_feedback"
+            "input_validator_flags" | "input_validator_args" => {
+                settings.input_validator_args = input_validator_args(key, value)?
+            }
+            // Display settings do not change how a submission is judged.
+            "full_feedback"
             | "input_visualizer_args"
             | "output_visualizer_args"
             | "static_validator_args" => {}
@@ -529,6 +560,60 @@ fn parse_testdata_yaml(
         }
     }
     Ok(settings)
+}
+
+/// `input_validator_flags` (legacy: a string, or `{name, flags}`) and `input_validator_args`
+/// (2025-09: a list, or a map of validator names to lists).
+fn input_validator_args(key: &str, value: &Value) -> Result<InputValidatorArgs, KeyError> {
+    let words = |value: &Value| -> Option<Vec<String>> {
+        match value {
+            Value::String(s) => Some(s.split_whitespace().map(str::to_string).collect()),
+            Value::Sequence(items) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                })
+                .collect(),
+            Value::Number(n) => Some(vec![n.to_string()]),
+            _ => None,
+        }
+    };
+    let wrong = || {
+        (
+            Some(key.to_string()),
+            "must be arguments, or a map of validator names to arguments".to_string(),
+        )
+    };
+    match value {
+        Value::Mapping(map) => {
+            let get = |k: &str| map.get(Value::String(k.into()));
+            // Legacy `{name: validator, flags: "..."}`.
+            if let (Some(Value::String(name)), true) = (get("name"), map.len() <= 2) {
+                let flags = get("flags")
+                    .map_or(Some(Vec::new()), words)
+                    .ok_or_else(wrong)?;
+                return Ok(InputValidatorArgs {
+                    all: Vec::new(),
+                    by_name: vec![(name.clone(), flags)],
+                });
+            }
+            let by_name = map
+                .iter()
+                .map(|(name, args)| Some((name.as_str()?.to_string(), words(args)?)))
+                .collect::<Option<_>>()
+                .ok_or_else(wrong)?;
+            Ok(InputValidatorArgs {
+                all: Vec::new(),
+                by_name,
+            })
+        }
+        other => Ok(InputValidatorArgs {
+            all: words(other).ok_or_else(wrong)?,
+            by_name: Vec::new(),
+        }),
+    }
 }
 
 /// `max_score`: a non-negative number, or `unbounded` (`None`).

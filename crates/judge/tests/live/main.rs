@@ -50,6 +50,10 @@ fn main() {
             group_validator_flags,
         ),
         Trial::test("coverage_options_select_tests", coverage_options),
+        Trial::test(
+            "input_validators_accept_valid_and_reject_invalid_data",
+            input_validators,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -374,5 +378,88 @@ fn coverage_options() -> Result<(), Failed> {
     let report = judge(dir.path(), "python3", source, Coverage::All)?;
     expect(&report, &[Verdict::AC, Verdict::RE, Verdict::AC])?;
     assert_eq!(report.verdict, Verdict::RE);
+    Ok(())
+}
+
+/// Input validators run on every input in the sandbox: a checktestdata script (exit 0) and a
+/// program (exit 42/43, with the group's arguments). An input one of them rejects, or an
+/// invalid input none rejects, is a failure; checktestdata missing is "not run", by name.
+fn input_validators() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "name: validated\n"),
+        ("input_validators/range.ctd", "INT(1, 100) NEWLINE\n"),
+        (
+            "input_validators/even.py",
+            "import sys\nlimit = int(sys.argv[1]) if len(sys.argv) > 1 else 100\nv = int(sys.stdin.read())\nsys.exit(42 if v % 2 == 0 and v <= limit else 43)\n",
+        ),
+        ("data/sample/1.in", "4\n"),
+        ("data/sample/1.ans", "4\n"),
+        (
+            "data/secret/small/testdata.yaml",
+            "input_validator_flags:\n  name: even\n  flags: \"10\"\n",
+        ),
+        ("data/secret/small/1.in", "12\n"),
+        ("data/secret/small/1.ans", "12\n"),
+        ("data/secret/big/1.in", "300\n"),
+        ("data/secret/big/1.ans", "300\n"),
+        ("data/invalid_input/odd.in", "7\n"),
+        ("data/invalid_input/sneaky.in", "8\n"),
+    ]);
+    let problem = Problem::load(dir.path())?;
+    let env = env();
+    let judge = Judge::new(&env.sandbox, &env.languages);
+    let checktestdata = judge::input_validation::checktestdata_dir();
+    let reports = judge::input_validation::validate_inputs_with(&judge, &problem, &checktestdata)?;
+    let by_name = |name: &str| reports.iter().find(|r| r.validator == name).unwrap();
+    let even = by_name("even");
+    // 12 is over the small group's limit of 10, 300 over the default 100.
+    assert_eq!(even.accepted, 1, "{even:?}");
+    let mut failures: Vec<&String> = even
+        .failures
+        .iter()
+        .filter(|f| f.starts_with("rejected"))
+        .collect();
+    failures.sort();
+    assert_eq!(
+        failures,
+        [
+            "rejected data/secret/big/1.in",
+            "rejected data/secret/small/1.in"
+        ],
+        "{reports:#?}"
+    );
+    let range = by_name("range");
+    match &range.not_run {
+        Some(reason) => println!("UNAVAILABLE checktestdata: {reason}"),
+        None => {
+            assert_eq!(range.accepted, 2, "{range:?}");
+            assert_eq!(
+                range.failures,
+                ["rejected data/secret/big/1.in"],
+                "{range:?}"
+            );
+        }
+    }
+    // Both reject 7 (odd); nobody rejects 8.
+    let all: Vec<&String> = reports.iter().flat_map(|r| &r.failures).collect();
+    assert!(
+        all.iter()
+            .any(|f| f.as_str() == "no input validator rejected data/invalid_input/sneaky.in"),
+        "{all:?}"
+    );
+    assert!(!all.iter().any(|f| f.contains("odd.in")), "{all:?}");
+
+    let missing = judge::input_validation::validate_inputs_with(
+        &judge,
+        &problem,
+        Path::new("/nonexistent/checktestdata"),
+    )?;
+    let range = missing.iter().find(|r| r.validator == "range").unwrap();
+    assert!(
+        range.not_run.as_deref().is_some_and(
+            |r| r.contains("input validator range not run: checktestdata is not installed")
+        ),
+        "{range:?}"
+    );
     Ok(())
 }

@@ -254,6 +254,23 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             report.rows.len(),
             report.rows.len() - mismatches - unavailable
         );
+        for validation in &report.input_validation {
+            match &validation.not_run {
+                Some(reason) => println!("UNAVAILABLE {reason}"),
+                None if validation.failures.is_empty() => println!(
+                    "input validator {}: accepted all {} inputs",
+                    validation.validator, validation.accepted
+                ),
+                None => {
+                    for failure in &validation.failures {
+                        println!(
+                            "MISMATCH input validator {}: {failure}",
+                            validation.validator
+                        );
+                    }
+                }
+            }
+        }
         println!(
             "time limit {} ms ({}), TLE margin {} ms",
             report.time_limit_ms,
