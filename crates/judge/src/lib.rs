@@ -22,4 +22,6 @@ pub use language::{default_languages, Language, LanguageConfig, Languages, Unava
 pub use package::{PackageError, Problem};
 pub use program::ProgramFiles;
 pub use verdict::Verdict;
-pub use verify::{submission_language, verify, RowOutcome, VerifyReport, VerifyRow};
+pub use verify::{
+    submission_language, summary_groups, verify, RowOutcome, VerifyReport, VerifyRow,
+};

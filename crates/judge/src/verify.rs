@@ -20,7 +20,7 @@ use crate::judging::{
 };
 use crate::package::{
     format_verdict, language_of, Expectation, FormatVersion, PackageSubmission, Problem,
-    ProblemKind,
+    ProblemKind, TestItem,
 };
 use crate::program::{language_for_code, ProgramFiles};
 use crate::verdict::Verdict;
@@ -38,6 +38,52 @@ pub struct VerifyRow {
     pub time_ms: u64,
     /// Set when the expectation holds only with the margin ("with extra time").
     pub note: Option<String>,
+    /// Per test group (`sample`, `secret` or its groups), as verifyproblem's summary shows
+    /// it: `AC`, the first other verdict, or `-` when nothing there was judged.
+    pub groups: Vec<(String, String)>,
+}
+
+/// The groups of the summary table: `sample`, and `secret`'s groups (or `secret` itself).
+pub fn summary_groups(problem: &Problem) -> Vec<String> {
+    let mut names = Vec::new();
+    for item in &problem.data.items {
+        if let TestItem::Group(group) = item {
+            let children: Vec<&str> = group
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    TestItem::Group(child) if group.name == "secret" => Some(child.name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if children.is_empty() {
+                names.push(group.name.clone());
+            } else {
+                names.extend(children.iter().map(|c| c.to_string()));
+            }
+        }
+    }
+    names
+}
+
+fn group_cells(groups: &[String], view: &View) -> Vec<(String, String)> {
+    groups
+        .iter()
+        .map(|group| {
+            let prefix = format!("{group}/");
+            let tests: Vec<&(String, Verdict, String)> = view
+                .verdicts
+                .iter()
+                .filter(|(name, ..)| name.starts_with(&prefix))
+                .collect();
+            let cell = match tests.iter().find(|(_, v, _)| *v != Verdict::AC) {
+                _ if tests.is_empty() => "-".to_string(),
+                Some((_, verdict, _)) => format_verdict(*verdict).to_string(),
+                None => "AC".to_string(),
+            };
+            (group.clone(), cell)
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -241,6 +287,7 @@ fn verify_one(
         outcome: RowOutcome::Match,
         time_ms: 0,
         note: None,
+        groups: Vec::new(),
     };
     let report = match judge_submission(judge, extended, submission)? {
         Ok(report) => report,
@@ -257,6 +304,7 @@ fn verify_one(
     let at_limit = View::at_limit(&report, problem, time_limit_ms);
     let at_margin = View::as_run(&report);
     row.got = at_limit.describe(&report);
+    row.groups = group_cells(&summary_groups(problem), &at_limit);
     let meets = |view: &View| {
         submission
             .expectation

@@ -254,6 +254,22 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             report.rows.len(),
             report.rows.len() - mismatches - unavailable
         );
+        // verifyproblem's summary: submissions × test groups.
+        let groups = judge::summary_groups(&problem);
+        if !groups.is_empty() {
+            let width = groups.iter().map(String::len).max().unwrap_or(0).max(4) + 2;
+            let header: String = groups.iter().map(|g| format!("{g:<width$}")).collect();
+            println!("\n{:<48} {header}", "submission results");
+            for row in &report.rows {
+                let cells: String = row
+                    .groups
+                    .iter()
+                    .map(|(_, cell)| format!("{cell:<width$}"))
+                    .collect();
+                println!("{:<48} {}", row.submission, cells.trim_end());
+            }
+            println!();
+        }
         for validation in &report.input_validation {
             match &validation.not_run {
                 Some(reason) => println!("UNAVAILABLE {reason}"),
