@@ -25,6 +25,9 @@ if command -v redis-cli >/dev/null && ! redis-cli -h 127.0.0.1 -p 6379 ping >/de
         --dir /var/lib/redis --logfile /var/log/redis/ci.log
 fi
 
+# The language toolchains (Debian's packages) the judge and its tests run every language with.
+scripts/install-toolchains.sh
+
 # problemtools, the package format's reference verifier, for the differential tier
 # (crates/ulticode/tests/differential.rs); pinned, in a venv beside the build cache.
 PROBLEMTOOLS_VENV="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/venv-problemtools"

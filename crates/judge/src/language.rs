@@ -1,7 +1,8 @@
 //! Programming languages: how to compile and run each one in the sandbox, and which ones this
 //! machine really has.
 //!
-//! The defaults cover C, C++17, C++20, Python 3, PyPy 3, Java, JavaScript (Node), Rust and Go.
+//! The defaults cover C, C++17, C++20, Python 3, PyPy 3, Java, JavaScript (Node), Rust and Go,
+//! and the rest of the package format's language list (`catalog`).
 //! A JSON file can replace or add entries. At start-up every configured language is probed by
 //! running its version command *inside the sandbox* (with its own binds and profile): a
 //! language is available only if that works, and an unavailable one carries the reason.
@@ -94,7 +95,7 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-fn language(
+pub(crate) fn language(
     id: &str,
     name: &str,
     source_file: &str,
@@ -276,7 +277,9 @@ pub fn default_languages() -> Vec<LanguageConfig> {
     rust.binds = rust_sysroot()
         .map(|sysroot| vec![Bind::read_only(sysroot, "/opt/rust")])
         .unwrap_or_default();
-    vec![c, cpp17, cpp20, python3, pypy3, java, javascript, rust, go]
+    let mut all = vec![c, cpp17, cpp20, python3, pypy3, java, javascript, rust, go];
+    all.extend(crate::catalog::more_languages());
+    all
 }
 
 /// How a package's program given as POSIX `build`/`run` scripts is made and run: `build` (if

@@ -4,6 +4,7 @@
 //!
 //! Flow (see `judging`): package → compile → run → check → aggregate.
 
+mod catalog;
 pub mod checker;
 pub mod input_validation;
 mod judging;

@@ -85,16 +85,58 @@ pub fn java_main_class(source: &str) -> String {
         .unwrap_or_else(|| "Main".into())
 }
 
+/// The identifier after the first `keyword` that starts a declaration (`object Main`,
+/// `procedure Sum is`), outside `--` and `//` comments.
+fn declared_after(source: &str, keyword: &str) -> Option<String> {
+    source.lines().find_map(|line| {
+        let code = line.split("--").next()?.split("//").next()?;
+        let mut words = code.split_whitespace();
+        words.by_ref().find(|w| w.eq_ignore_ascii_case(keyword))?;
+        let name: String = words
+            .next()?
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        (!name.is_empty()).then_some(name)
+    })
+}
+
 impl ProgramFiles {
     /// One source file.
     pub fn single(config: &LanguageConfig, source: &[u8]) -> Self {
-        if family(&config.id) == "java" {
-            let class = java_main_class(&String::from_utf8_lossy(source));
-            return Self {
-                files: vec![(format!("{class}.java"), source.to_vec())],
-                entry: format!("{class}.java"),
-                main_class: class,
-            };
+        let text = String::from_utf8_lossy(source);
+        // Languages whose file name must follow the code's own unit name.
+        let named = |file: String, main_class: String| Self {
+            files: vec![(file.clone(), source.to_vec())],
+            entry: file,
+            main_class,
+        };
+        match family(&config.id) {
+            "java" => {
+                let class = java_main_class(&text);
+                return named(format!("{class}.java"), class);
+            }
+            "scala" => {
+                let object = declared_after(&text, "object").unwrap_or_else(|| "Main".into());
+                return named(format!("{object}.scala"), object);
+            }
+            "erlang" => {
+                let module = text
+                    .split_once("-module(")
+                    .and_then(|(_, rest)| rest.split_once(')'))
+                    .map(|(name, _)| name.trim().to_string())
+                    .unwrap_or_else(|| "main".into());
+                return named(format!("{module}.erl"), module);
+            }
+            "ada" => {
+                let unit = declared_after(&text, "procedure")
+                    .unwrap_or_else(|| "main".into())
+                    .to_lowercase();
+                return named(format!("{unit}.adb"), unit);
+            }
+            // kotlinc names the class of `main.kt`'s top-level functions `MainKt`.
+            "kotlin" => return named(config.source_file.clone(), "MainKt".into()),
+            _ => {}
         }
         Self {
             files: vec![(config.source_file.clone(), source.to_vec())],

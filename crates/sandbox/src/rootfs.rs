@@ -24,10 +24,18 @@ const CURATED_ETC: &[&str] = &[
     "ld.so.conf.d",
     "localtime",
     "nsswitch.conf",
+    // Toolchain configuration: LDC's, Nim's, Mono's, Racket's and PHP's (where their
+    // libraries are).
+    "ldc2.conf",
+    "nim",
+    "mono",
+    "racket",
+    "php",
 ];
 
-/// `/etc` directories matched by prefix (per-version JDK and Python configuration).
-const CURATED_ETC_PREFIXES: &[&str] = &["java-", "python3"];
+/// `/etc` directories matched by prefix (per-version JDK, Python and Free Pascal
+/// configuration).
+const CURATED_ETC_PREFIXES: &[&str] = &["java-", "python3", "fpc"];
 
 /// Device nodes bound from the host.
 const DEVICES: &[&str] = &["null", "zero", "random", "urandom"];

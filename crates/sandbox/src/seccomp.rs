@@ -95,6 +95,10 @@ impl Profile {
         rules.insert(libc::SYS_flock as u32, Rule::Errno(0));
         // A run stays on the CPU of its slot.
         rules.insert(libc::SYS_sched_setaffinity as u32, Rule::Errno(libc::EPERM));
+        // Runtimes (Mono's threads) set a scheduling policy and warn on stdout when refused:
+        // the call succeeds without changing anything (the run's CPU share is its cgroup's).
+        rules.insert(libc::SYS_sched_setscheduler as u32, Rule::Errno(0));
+        rules.insert(libc::SYS_sched_setparam as u32, Rule::Errno(0));
         rules.insert(libc::SYS_fcntl as u32, Rule::Guarded(FCNTL_GUARDS));
         rules.insert(libc::SYS_prctl as u32, Rule::Guarded(PRCTL_GUARDS));
         for nr in [

@@ -59,6 +59,12 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// What a runtime prints when problemtools' own address-space limit keeps it from starting.
+const RUNTIME_REFUSED: [&str; 2] = [
+    "Failed to reserve virtual memory",
+    "cannot allocate nursery",
+];
+
 /// What problemtools said of one submission.
 #[derive(Debug)]
 enum Reference {
@@ -91,8 +97,9 @@ fn parse_reference(output: &str) -> BTreeMap<String, Reference> {
         };
         if !name.contains('/') || !body.contains('(') {
             if let (Some(name), true) = (&last, line.starts_with("        ")) {
-                // V8 cannot reserve its address space under problemtools' memory rlimit.
-                if line.contains("Failed to reserve virtual memory") {
+                // V8 and PyPy cannot reserve their address space under problemtools' memory
+                // rlimit (RLIMIT_AS) on this machine.
+                if RUNTIME_REFUSED.iter().any(|text| line.contains(text)) {
                     found.insert(
                         name.clone(),
                         Reference::CannotRun("the runtime cannot start under its limits".into()),

@@ -1,0 +1,6 @@
+-module(sum).
+-export([main/0]).
+
+main() ->
+    {ok, [A, B]} = io:fread("", "~d ~d"),
+    io:format("~w~n", [A + B]).

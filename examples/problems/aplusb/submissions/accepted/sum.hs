@@ -1,0 +1,5 @@
+main :: IO ()
+main = do
+  line <- getLine
+  let [a, b] = map read (words line) :: [Integer]
+  print (a + b)
