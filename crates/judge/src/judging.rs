@@ -687,49 +687,80 @@ impl<'a> Judge<'a> {
             package_fault: false,
         };
         let spec = program.spec(memory_mib, &[], limits);
-        let (outcome, decision, output) = if problem.interactive() {
-            let (outcome, decision) = self.run_interactive(prepared, spec, case, abort);
-            (outcome, decision, None)
+        // A multi-pass test runs again on the `nextpass.in` its validator wrote, up to
+        // `validation_passes` times; the feedback directory persists between passes.
+        let passes = if problem.multi_pass {
+            problem.limits.validation_passes.max(2)
         } else {
-            // The output streams into a file of the judge's (never whole into memory on the
-            // way); the checker reads it in place.
-            let captured = CapturedOutput::create().and_then(|output| {
-                let fds = output.for_run()?;
-                Ok((output, fds))
-            });
-            let (output, fds) = match captured {
-                Ok(captured) => captured,
-                Err(e) => {
-                    result.message = format!("output file: {e}");
-                    return result;
-                }
-            };
-            let spec = spec
-                .stdin(Stdin::File(case.input.clone()))
-                .stdout(Stdout::CaptureToFile);
-            let outcome = match abort.run(self.sandbox, &spec, fds) {
-                Ok(outcome) => outcome,
-                Err(e) => {
-                    result.message = format!("invalid run: {e}");
-                    return result;
-                }
-            };
-            let decision = match run_verdict(&outcome) {
-                Some((verdict, message)) => Decision {
-                    verdict,
-                    message,
-                    score: None,
-                    package_fault: false,
-                },
-                None => self.check(prepared, case, settings, &output),
-            };
-            (Some(outcome), decision, Some(output))
+            1
         };
-        if let Some(outcome) = &outcome {
-            result.time_ms = outcome.cpu_time_ms;
-            result.wall_time_ms = outcome.wall_time_ms;
-            result.memory_kib = outcome.memory_kib;
-        }
+        let feedback = match problem.multi_pass.then(feedback_dir).transpose() {
+            Ok(dir) => dir,
+            Err(e) => {
+                result.message = format!("feedback directory: {e}");
+                return result;
+            }
+        };
+        let inputs = match tempfile::Builder::new()
+            .prefix("ulticode-passes-")
+            .tempdir()
+        {
+            Ok(dir) => dir,
+            Err(e) => {
+                result.message = format!("pass inputs: {e}");
+                return result;
+            }
+        };
+        let mut input = case.input.clone();
+        let mut pass = 1;
+        let (decision, output) = loop {
+            let feedback_path = feedback.as_ref().map(|d| d.path());
+            let pass_of = Pass {
+                case,
+                input: &input,
+                settings,
+                feedback: feedback_path,
+            };
+            let (outcome, decision, output) =
+                match self.run_pass(prepared, spec.clone(), pass_of, abort) {
+                    Ok(ran) => ran,
+                    Err(message) => {
+                        result.message = message;
+                        return result;
+                    }
+                };
+            if let Some(outcome) = &outcome {
+                result.time_ms = result.time_ms.max(outcome.cpu_time_ms);
+                result.wall_time_ms = result.wall_time_ms.max(outcome.wall_time_ms);
+                result.memory_kib = result.memory_kib.max(outcome.memory_kib);
+            }
+            let Some(feedback) = feedback_path else {
+                break (decision, output);
+            };
+            let next = feedback.join("nextpass.in");
+            if !next.is_file() {
+                break (decision, output);
+            }
+            if decision.verdict != Verdict::AC {
+                break (
+                    package_error("the validator wrote nextpass.in but did not accept".into()),
+                    output,
+                );
+            }
+            if pass == passes {
+                break (
+                    package_error(format!(
+                        "the validator asked for more than validation_passes ({passes}) passes"
+                    )),
+                    output,
+                );
+            }
+            pass += 1;
+            input = inputs.path().join(format!("pass{pass}.in"));
+            if let Err(e) = std::fs::rename(&next, &input) {
+                break (system_error(format!("nextpass.in: {e}")), output);
+            }
+        };
         if case.sample {
             if let Some(output) = &output {
                 result.output =
@@ -743,6 +774,55 @@ impl<'a> Judge<'a> {
         result
     }
 
+    /// One run of a test (one pass of a multi-pass test): the submission on `pass.input`, then
+    /// its output checked (or, interactive, both at once). `Err` is a judge failure's message.
+    fn run_pass(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        spec: RunSpec,
+        pass: Pass<'_>,
+        abort: &Abort,
+    ) -> Result<(Option<RunOutcome>, Decision, Option<CapturedOutput>), String> {
+        let Pass {
+            case,
+            input,
+            settings,
+            feedback,
+        } = pass;
+        if prepared.problem.interactive() {
+            let spec = RunSpec {
+                stdin: Stdin::Passed,
+                ..spec
+            };
+            let (outcome, decision) = self.run_interactive(prepared, spec, case, abort, feedback);
+            return Ok((outcome, decision, None));
+        }
+        // The output streams into a file of the judge's (never whole into memory on the
+        // way); the checker reads it in place.
+        let (output, fds) = CapturedOutput::create()
+            .and_then(|output| {
+                let fds = output.for_run()?;
+                Ok((output, fds))
+            })
+            .map_err(|e| format!("output file: {e}"))?;
+        let spec = spec
+            .stdin(Stdin::File(input.to_path_buf()))
+            .stdout(Stdout::CaptureToFile);
+        let outcome = abort
+            .run(self.sandbox, &spec, fds)
+            .map_err(|e| format!("invalid run: {e}"))?;
+        let decision = match run_verdict(&outcome) {
+            Some((verdict, message)) => Decision {
+                verdict,
+                message,
+                score: None,
+                package_fault: false,
+            },
+            None => self.check(prepared, case, settings, &output, feedback),
+        };
+        Ok((Some(outcome), decision, Some(output)))
+    }
+
     /// Checks a finished run's output.
     fn check(
         &self,
@@ -750,6 +830,7 @@ impl<'a> Judge<'a> {
         case: &TestCase,
         settings: &GroupSettings,
         output: &CapturedOutput,
+        feedback: Option<&Path>,
     ) -> Decision {
         match &prepared.checker {
             Checker::Default(problem_flags) => {
@@ -780,19 +861,23 @@ impl<'a> Judge<'a> {
             }
             Checker::Icpc { program, flags } => {
                 let flags = group_flags(settings, flags);
+                let reader = match output.reader() {
+                    Ok(reader) => reader,
+                    Err(e) => return system_error(format!("read the output: {e}")),
+                };
                 self.run_validator(
                     prepared,
                     program,
                     case,
                     &flags,
-                    |spec| spec.stdin(Stdin::Passed),
-                    match output.reader() {
-                        Ok(reader) => Some(PassedFds {
+                    |spec| {
+                        let fds = PassedFds {
                             stdin: Some(reader),
                             stdout: None,
-                        }),
-                        Err(e) => return system_error(format!("read the output: {e}")),
+                        };
+                        (spec.stdin(Stdin::Passed), fds)
                     },
+                    feedback,
                 )
             }
             Checker::Testlib(program) => {
@@ -859,12 +944,21 @@ impl<'a> Judge<'a> {
         program: &Compiled,
         case: &TestCase,
         flags: &[String],
-        connect: impl FnOnce(RunSpec) -> RunSpec,
-        fds: Option<PassedFds>,
+        connect: impl FnOnce(RunSpec) -> (RunSpec, PassedFds),
+        persistent: Option<&Path>,
     ) -> Decision {
-        let feedback = match feedback_dir() {
-            Ok(dir) => dir,
-            Err(e) => return system_error(format!("feedback directory: {e}")),
+        // A multi-pass test's feedback directory persists between passes; otherwise each
+        // validation gets a fresh one.
+        let fresh;
+        let feedback = match persistent {
+            Some(dir) => dir,
+            None => match feedback_dir() {
+                Ok(dir) => {
+                    fresh = dir;
+                    fresh.path()
+                }
+                Err(e) => return system_error(format!("feedback directory: {e}")),
+            },
         };
         let mut args = vec![
             INPUT.to_string(),
@@ -872,12 +966,12 @@ impl<'a> Judge<'a> {
             format!("{FEEDBACK}/"),
         ];
         args.extend_from_slice(flags);
-        let spec = connect(self.validator_spec(prepared, program, case, &args, feedback.path()));
-        let outcome = match self.sandbox.start(&spec, fds.unwrap_or_default()) {
+        let (spec, fds) = connect(self.validator_spec(prepared, program, case, &args, feedback));
+        let outcome = match self.sandbox.start(&spec, fds) {
             Ok(run) => run.wait(),
             Err(e) => return system_error(format!("invalid validator run: {e}")),
         };
-        read_feedback(&outcome, feedback.path())
+        read_feedback(&outcome, feedback)
     }
 
     /// An interactive test: the submission and the validator, connected both ways.
@@ -887,6 +981,7 @@ impl<'a> Judge<'a> {
         spec: RunSpec,
         case: &TestCase,
         abort: &Abort,
+        feedback: Option<&Path>,
     ) -> (Option<RunOutcome>, Decision) {
         let Checker::Icpc {
             program: validator,
@@ -951,15 +1046,19 @@ impl<'a> Judge<'a> {
                 validator,
                 case,
                 flags,
-                |spec| RunSpec {
-                    stdin: Stdin::Passed,
-                    stdout: Stdout::Passed,
-                    ..spec
+                |spec| {
+                    let spec = RunSpec {
+                        stdin: Stdin::Passed,
+                        stdout: Stdout::Passed,
+                        ..spec
+                    };
+                    let fds = PassedFds {
+                        stdin: Some(validator_reads),
+                        stdout: Some(validator_writes),
+                    };
+                    (spec, fds)
                 },
-                Some(PassedFds {
-                    stdin: Some(validator_reads),
-                    stdout: Some(validator_writes),
-                }),
+                feedback,
             );
             // Once the validator has rejected, the submission has nothing left to say.
             if decision.verdict != Verdict::AC {
@@ -1033,6 +1132,16 @@ fn validator_program(
     others.retain(|(name, _)| !program.files.iter().any(|(n, _)| n == name));
     program.include(others);
     Ok(program)
+}
+
+/// What one run of a test is given.
+struct Pass<'a> {
+    case: &'a TestCase,
+    /// The submission's input: the test's `.in`, or the previous pass's `nextpass.in`.
+    input: &'a Path,
+    settings: &'a GroupSettings,
+    /// The feedback directory kept across a multi-pass test's passes.
+    feedback: Option<&'a Path>,
 }
 
 fn system_error(message: String) -> Decision {
@@ -1376,6 +1485,7 @@ mod tests {
             submissions: Vec::new(),
             time_limit_fixed: true,
             allow_file_writing: false,
+            multi_pass: false,
             constants: Default::default(),
             input_validators: Vec::new(),
             invalid_inputs: Vec::new(),

@@ -142,3 +142,26 @@ fn zerosum_scores_two_subtasks() {
 fn echo_has_a_build_run_validator() {
     verify("echo");
 }
+
+/// A multi-pass problem: three passes per test, each on the input the validator wrote
+/// (`nextpass.in`); the crash and the wrong answer only happen in a later pass.
+#[test]
+fn doubling_is_multi_pass() {
+    let report = verify("doubling");
+    let row = |name: &str| {
+        report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["submission"] == name)
+            .cloned()
+            .unwrap()
+    };
+    // Right on the first pass of the sample (3 → 6); the crash needs the third (12).
+    let crash = row("submissions/run_time_error/crashes_later.py");
+    assert_eq!(
+        crash["groups"][0],
+        serde_json::json!(["sample", "RTE"]),
+        "{crash:#}"
+    );
+}

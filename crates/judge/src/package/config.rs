@@ -75,6 +75,7 @@ pub(super) struct ProblemConfig {
     pub(super) limits: ProblemLimits,
     pub(super) time_limit_ms: Option<u64>,
     pub(super) allow_file_writing: bool,
+    pub(super) multi_pass: bool,
     pub(super) constants: Constants,
     pub(super) warnings: Vec<PackageWarning>,
 }
@@ -249,6 +250,7 @@ pub(super) fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageErr
         limits: ProblemLimits::for_version(version),
         time_limit_ms: None,
         allow_file_writing: false,
+        multi_pass: false,
         constants: Constants::default(),
         warnings: Vec::new(),
     };
@@ -260,8 +262,12 @@ pub(super) fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageErr
         match key {
             "problem_format_version" => {}
             k if METADATA_KEYS.contains(&k) => {}
-            "type" => (config.kind, interactive_type) = parse_type(value)?,
-            "validation" => config.validation = parse_validation(value)?,
+            "type" => (config.kind, interactive_type, config.multi_pass) = parse_type(value)?,
+            "validation" => {
+                let multi_pass;
+                (config.validation, multi_pass) = parse_validation(value)?;
+                config.multi_pass |= multi_pass;
+            }
             "validator_flags" => {
                 config.validator_flags = scalar_text(value)
                     .ok_or_else(|| PackageError::key(FILE, "validator_flags", "must be a string"))?
@@ -327,8 +333,9 @@ fn parse_name(value: Option<&Value>) -> Result<String, PackageError> {
     })
 }
 
-/// `type`: a string (legacy) or a list (2023+). Returns the kind and whether it is interactive.
-fn parse_type(value: &Value) -> Result<(ProblemKind, bool), PackageError> {
+/// `type`: a string (legacy) or a list (2023+). Returns the kind and whether it is
+/// interactive and multi-pass.
+fn parse_type(value: &Value) -> Result<(ProblemKind, bool, bool), PackageError> {
     let wrong = || PackageError::key(FILE, "type", "must be a string or a list of strings");
     let types: Vec<String> = match value {
         Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
@@ -341,16 +348,18 @@ fn parse_type(value: &Value) -> Result<(ProblemKind, bool), PackageError> {
     };
     let mut kind = ProblemKind::PassFail;
     let mut interactive = false;
+    let mut multi_pass = false;
     for t in &types {
         match t.as_str() {
             "pass-fail" => kind = ProblemKind::PassFail,
             "scoring" => kind = ProblemKind::Scoring,
             "interactive" => interactive = true,
-            "multi-pass" | "submit-answer" => {
+            "multi-pass" => multi_pass = true,
+            "submit-answer" => {
                 return Err(PackageError::key(
                     FILE,
                     "type",
-                    format!("{t} problems are not supported by this judge yet"),
+                    "submit-answer problems are not supported by this judge yet",
                 ))
             }
             other => {
@@ -362,30 +371,26 @@ fn parse_type(value: &Value) -> Result<(ProblemKind, bool), PackageError> {
             }
         }
     }
-    Ok((kind, interactive))
+    Ok((kind, interactive, multi_pass))
 }
 
-fn parse_validation(value: &Value) -> Result<Validation, PackageError> {
+/// Legacy `validation`: how outputs are judged, and whether it is multi-pass.
+fn parse_validation(value: &Value) -> Result<(Validation, bool), PackageError> {
     let Some(s) = value.as_str() else {
         return Err(PackageError::key(FILE, "validation", "must be a string"));
     };
     let words: Vec<&str> = s.split_whitespace().collect();
     match words.split_first() {
-        Some((&"default", [])) => Ok(Validation::Default),
+        Some((&"default", [])) => Ok((Validation::Default, false)),
         Some((&"custom", rest)) => {
             let mut interactive = false;
             let mut score = false;
+            let mut multi_pass = false;
             for word in rest {
                 match *word {
                     "interactive" => interactive = true,
                     "score" => score = true,
-                    "multi-pass" => {
-                        return Err(PackageError::key(
-                            FILE,
-                            "validation",
-                            "multi-pass problems are not supported by this judge yet",
-                        ))
-                    }
+                    "multi-pass" => multi_pass = true,
                     other => {
                         return Err(PackageError::key(
                             FILE,
@@ -395,7 +400,7 @@ fn parse_validation(value: &Value) -> Result<Validation, PackageError> {
                     }
                 }
             }
-            Ok(Validation::Custom { interactive, score })
+            Ok((Validation::Custom { interactive, score }, multi_pass))
         }
         _ => Err(PackageError::key(
             FILE,
@@ -496,7 +501,12 @@ fn parse_limits(value: &Value, config: &mut ProblemConfig) -> Result<(), Package
             "validation_time" => limits.validation_time_s = whole()?,
             "validation_memory" => limits.validation_memory_mib = whole()?,
             "validation_output" => limits.validation_output_mib = whole()?,
-            "validation_passes" => {}
+            "validation_passes" => {
+                limits.validation_passes = whole()?;
+                if limits.validation_passes < 2 {
+                    return Err(PackageError::key(FILE, &full, "must be at least 2"));
+                }
+            }
             "time_resolution" => limits.time_resolution_s = number,
             // Legacy names of the two multipliers (`time_limit = slowest AC × multiplier`,
             // TLE margin = `safety_margin`).
@@ -646,8 +656,8 @@ mystery: 1
         let cases = [
             ("name: [1, 2]", "problem.yaml: key `name`: must be a string"),
             (
-                "type: multi-pass",
-                "problem.yaml: key `type`: multi-pass problems are not supported by this judge yet",
+                "type: submit-answer",
+                "problem.yaml: key `type`: submit-answer problems are not supported by this judge yet",
             ),
             (
                 "type: [pass-fail, puzzle]",

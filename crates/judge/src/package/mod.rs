@@ -109,6 +109,8 @@ pub struct ProblemLimits {
     pub time_limit_to_tle: f64,
     /// A derived time limit is a multiple of this many seconds.
     pub time_resolution_s: f64,
+    /// Most runs of one multi-pass test.
+    pub validation_passes: u64,
 }
 
 impl Default for ProblemLimits {
@@ -128,6 +130,7 @@ impl Default for ProblemLimits {
             ac_to_time_limit: 2.0,
             time_limit_to_tle: 1.5,
             time_resolution_s: 1.0,
+            validation_passes: 2,
         }
     }
 }
@@ -212,6 +215,8 @@ pub struct Problem {
     pub time_limit_fixed: bool,
     /// `allow_file_writing`: submissions may write in their working directory.
     pub allow_file_writing: bool,
+    /// Each test runs again on the input its validator writes (`nextpass.in`).
+    pub multi_pass: bool,
     pub constants: Constants,
     /// `input_validators/`: run on every test input by `problem verify`.
     pub input_validators: Vec<InputValidator>,
@@ -250,6 +255,13 @@ impl Problem {
                 };
             }
         }
+        if config.multi_pass && validation == Validation::Default {
+            return Err(PackageError::key(
+                "problem.yaml",
+                "type",
+                "a multi-pass problem needs an output validator (it writes nextpass.in)",
+            ));
+        }
         match (&validation, &validator) {
             (Validation::Custom { .. }, None) => {
                 return Err(PackageError::key(
@@ -279,6 +291,7 @@ impl Problem {
             submissions,
             time_limit_fixed: fixed.is_some(),
             allow_file_writing: config.allow_file_writing,
+            multi_pass: config.multi_pass,
             constants: config.constants,
             input_validators,
             invalid_inputs,
