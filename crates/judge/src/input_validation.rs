@@ -41,7 +41,8 @@ pub struct InputValidation {
 }
 
 enum Runner {
-    Program(Box<Compiled>),
+    /// A compiled validator; `true` for a testlib validator (exit 0 accepts).
+    Program(Box<Compiled>, bool),
     /// The script with the package's constants filled in, and checktestdata's directory.
     Checktestdata {
         script: tempfile::NamedTempFile,
@@ -174,7 +175,7 @@ fn prepare(
         }
         InputValidatorKind::Program(source) => judge
             .compile_package_program(problem, source)
-            .map(|program| Runner::Program(Box::new(program)))
+            .map(|program| Runner::Program(Box::new(program), source.testlib))
             .map_err(|e| format!("input validator {} does not build: {e}", validator.name)),
     }
 }
@@ -196,14 +197,23 @@ fn verdict(
         ..Limits::default()
     };
     let (spec, accepts): (RunSpec, fn(&RunOutcome) -> Option<bool>) = match runner {
-        Runner::Program(program) => {
+        Runner::Program(program, testlib) => {
             let mut spec = program.spec(limits.validation_memory_mib, args, sandbox_limits);
             spec.limits.memory_bytes += program.memory_overhead_mib() << 20;
-            (spec, |outcome| match outcome.exit_code {
-                Some(42) => Some(true),
-                Some(43) => Some(false),
-                _ => None,
-            })
+            let accepts: fn(&RunOutcome) -> Option<bool> = if *testlib {
+                |outcome| match outcome.exit_code {
+                    Some(0) => Some(true),
+                    Some(_) => Some(false),
+                    None => None,
+                }
+            } else {
+                |outcome| match outcome.exit_code {
+                    Some(42) => Some(true),
+                    Some(43) => Some(false),
+                    _ => None,
+                }
+            };
+            (spec, accepts)
         }
         Runner::Checktestdata { script, dir } => (
             RunSpec::new("/usr/bin/python3")

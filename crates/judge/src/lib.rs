@@ -11,6 +11,7 @@ mod judging;
 pub mod language;
 mod output;
 pub mod package;
+pub mod polygon;
 pub mod program;
 pub mod verdict;
 mod verify;

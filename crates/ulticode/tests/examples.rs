@@ -165,3 +165,78 @@ fn doubling_is_multi_pass() {
         "{crash:#}"
     );
 }
+
+/// A Polygon package: `problem import` writes a Kattis-format package (generated tests run
+/// in the sandbox, answers from the main solution, the testlib-style checker and validator
+/// behind build/run scripts, the groups' points), which then verifies.
+#[test]
+fn polygon_package_imports_and_verifies() {
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/polygon/sum-two");
+    let target = tempfile::tempdir().unwrap();
+    let imported = target.path().join("sum-two");
+    let output = Command::new(env!("CARGO_BIN_EXE_ulticode"))
+        .args(["problem", "import"])
+        .arg(&source)
+        .arg("--to")
+        .arg(&imported)
+        .output()
+        .expect("run ulticode");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.contains("5 tests (4 inputs generated, 4 answers from the main solution)"),
+        "{said}"
+    );
+    // The generator's output is the test: `gen 1 100` is deterministic.
+    let generated = std::fs::read_to_string(imported.join("data/secret/group1/002.in")).unwrap();
+    let numbers: Vec<i64> = generated
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert_eq!(numbers.len(), 2, "{generated}");
+    assert!(numbers.iter().all(|n| n.abs() <= 100), "{generated}");
+
+    let output = Command::new(env!("CARGO_BIN_EXE_ulticode"))
+        .args(["problem", "verify", "--json"])
+        .arg(&imported)
+        .output()
+        .expect("run ulticode");
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    assert_eq!(report["ok"], true, "{report:#}");
+    let got: Vec<(&str, &str)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["submission"].as_str().unwrap(),
+                r["got"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        got.contains(&("submissions/wrong_answer/int32.cpp", "WA (40)")),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("submissions/accepted/main.cpp", "AC (100)")),
+        "{got:?}"
+    );
+    assert_eq!(report["input_validation"][0]["accepted"], 5, "{report:#}");
+
+    // A second import into the same (now non-empty) directory is refused.
+    let again = Command::new(env!("CARGO_BIN_EXE_ulticode"))
+        .args(["problem", "import"])
+        .arg(&source)
+        .arg("--to")
+        .arg(&imported)
+        .output()
+        .expect("run ulticode");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is not empty"));
+}

@@ -77,6 +77,17 @@ pub enum ProblemCommand {
         #[command(flatten)]
         languages: LanguageArgs,
     },
+    /// Convert a Polygon package (a directory or zip with problem.xml) into a Kattis-format
+    /// package; generators and the main solution run in the sandbox where tests are missing.
+    Import {
+        /// The Polygon package.
+        source: PathBuf,
+        /// The directory to write (new, or empty).
+        #[arg(long)]
+        to: PathBuf,
+        #[command(flatten)]
+        languages: LanguageArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -190,11 +201,18 @@ fn print_summary(report: &JudgeReport) {
 }
 
 pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
-    let ProblemCommand::Verify {
-        problem,
-        json,
-        languages,
-    } = command;
+    let (problem, json, languages) = match command {
+        ProblemCommand::Verify {
+            problem,
+            json,
+            languages,
+        } => (problem, json, languages),
+        ProblemCommand::Import {
+            source,
+            to,
+            languages,
+        } => return import(&source, &to, languages),
+    };
     let problem = load(&problem)?;
     let sandbox = super::native_sandbox()?;
     let mut wanted: BTreeSet<String> = problem
@@ -303,6 +321,26 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+fn import(source: &Path, to: &Path, languages: LanguageArgs) -> anyhow::Result<ExitCode> {
+    let sandbox = super::native_sandbox()?;
+    let languages = languages.detect(&sandbox, None)?;
+    let judge = Judge::new(&sandbox, &languages);
+    let report = judge::polygon::import(&judge, source, to)
+        .with_context(|| format!("import {}", source.display()))?;
+    println!(
+        "{}: {} tests ({} inputs generated, {} answers from the main solution), {} submissions",
+        to.display(),
+        report.tests,
+        report.generated_inputs,
+        report.generated_answers,
+        report.submissions
+    );
+    for note in &report.notes {
+        println!("note: {note}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn languages(args: LanguagesArgs) -> anyhow::Result<ExitCode> {
