@@ -20,6 +20,7 @@ PACKAGES=(
     erlang-nox elixir                       # Erlang, Elixir
     racket                                  # Racket
     nodejs bash                             # JavaScript, Bash
+    pandoc                                  # LaTeX statements, converted for display
 )
 
 missing=()

@@ -1476,6 +1476,7 @@ mod tests {
             dir: PathBuf::new(),
             version: crate::package::FormatVersion::Legacy,
             name: "t".into(),
+            names: Vec::new(),
             kind,
             validation: Validation::Default,
             validator_flags: String::new(),

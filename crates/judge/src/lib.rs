@@ -13,6 +13,7 @@ mod output;
 pub mod package;
 pub mod polygon;
 pub mod program;
+pub mod statement;
 pub mod verdict;
 mod verify;
 

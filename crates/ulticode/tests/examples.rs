@@ -240,3 +240,36 @@ fn polygon_package_imports_and_verifies() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("is not empty"));
 }
+
+/// The problem page's view: names in every language, a LaTeX statement converted by pandoc
+/// in the sandbox (problemset macros and constants filled in), the attachments.
+#[test]
+fn statements_in_latex_are_converted_for_display() {
+    if !std::path::Path::new("/usr/bin/pandoc").is_file() {
+        println!("UNAVAILABLE pandoc: not installed (scripts/install-toolchains.sh installs it)");
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/problems/sumlines");
+    let output = Command::new(env!("CARGO_BIN_EXE_ulticode"))
+        .args(["problem", "show", "--language", "sv"])
+        .arg(&dir)
+        .output()
+        .expect("run ulticode");
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{shown}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for expected in [
+        "name (en): Sum of Lines",
+        "name (sv): Radsumma",
+        "statement (sv, Latex)",
+        "# Radsumma",
+        "1 \\le n \\le 20000",
+        "# Utdata",
+        "attachment: template.py",
+    ] {
+        assert!(shown.contains(expected), "{expected:?} not in:\n{shown}");
+    }
+}

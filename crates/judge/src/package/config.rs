@@ -69,6 +69,8 @@ const METADATA_KEYS: &[&str] = &[
 pub(super) struct ProblemConfig {
     pub(super) version: FormatVersion,
     pub(super) name: String,
+    /// Every name by language (`en`: the English one), for a localised problem page.
+    pub(super) names: Vec<(String, String)>,
     pub(super) kind: ProblemKind,
     pub(super) validation: Validation,
     pub(super) validator_flags: String,
@@ -144,6 +146,15 @@ impl Constants {
             }
         }
         Ok(Self(found))
+    }
+
+    /// Replaces LaTeX's `\constant{name}` (and `{name.variant}`) by its value.
+    pub fn substitute_latex(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (name, value) in &self.0 {
+            text = text.replace(&format!("\\constant{{{name}}}"), value);
+        }
+        text
     }
 
     /// Replaces every `{{name}}` and `{{name.variant}}` that names a constant; others stay.
@@ -241,9 +252,11 @@ pub(super) fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageErr
             })?
         }
     };
+    let (name, names) = parse_name(get("name"))?;
     let mut config = ProblemConfig {
         version,
-        name: parse_name(get("name"))?,
+        name,
+        names,
         kind: ProblemKind::PassFail,
         validation: Validation::Default,
         validator_flags: String::new(),
@@ -318,17 +331,24 @@ fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
-fn parse_name(value: Option<&Value>) -> Result<String, PackageError> {
+/// The name (English if there are several) and every name by language.
+fn parse_name(value: Option<&Value>) -> Result<(String, Vec<(String, String)>), PackageError> {
     Ok(match value {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        // Localised names: prefer English, else any.
-        Some(Value::Mapping(names)) => names
-            .get(Value::String("en".into()))
-            .or_else(|| names.values().next())
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        None => (String::new(), Vec::new()),
+        Some(Value::String(s)) => (s.clone(), vec![("en".into(), s.clone())]),
+        Some(Value::Mapping(map)) => {
+            let names: Vec<(String, String)> = map
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
+                .collect();
+            let name = names
+                .iter()
+                .find(|(language, _)| language == "en")
+                .or_else(|| names.first())
+                .map(|(_, name)| name.clone())
+                .unwrap_or_default();
+            (name, names)
+        }
         Some(_) => return Err(PackageError::key(FILE, "name", "must be a string")),
     })
 }

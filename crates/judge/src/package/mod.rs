@@ -201,6 +201,8 @@ pub struct Problem {
     pub dir: PathBuf,
     pub version: FormatVersion,
     pub name: String,
+    /// The name in each language of `problem.yaml` (`[("en", "Guess"), ("sv", "Gissa")]`).
+    pub names: Vec<(String, String)>,
     pub kind: ProblemKind,
     pub validation: Validation,
     /// `validator_flags`: the default validator's flags, or extra arguments of a custom one.
@@ -282,6 +284,7 @@ impl Problem {
             dir,
             version: config.version,
             name: config.name,
+            names: config.names,
             kind: config.kind,
             validation,
             validator_flags: config.validator_flags,

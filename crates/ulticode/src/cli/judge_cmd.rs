@@ -77,6 +77,16 @@ pub enum ProblemCommand {
         #[command(flatten)]
         languages: LanguageArgs,
     },
+    /// Show what a problem page shows: names, the statement (LaTeX converted by pandoc in the
+    /// sandbox) and attachments.
+    Show {
+        problem: PathBuf,
+        /// The statement's language (default: English, else the first).
+        #[arg(long)]
+        language: Option<String>,
+        #[command(flatten)]
+        languages: LanguageArgs,
+    },
     /// Convert a Polygon package (a directory or zip with problem.xml) into a Kattis-format
     /// package; generators and the main solution run in the sandbox where tests are missing.
     Import {
@@ -212,6 +222,11 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             to,
             languages,
         } => return import(&source, &to, languages),
+        ProblemCommand::Show {
+            problem,
+            language,
+            languages,
+        } => return show(&problem, language.as_deref(), languages),
     };
     let problem = load(&problem)?;
     let sandbox = super::native_sandbox()?;
@@ -321,6 +336,39 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+fn show(
+    problem: &Path,
+    language: Option<&str>,
+    languages: LanguageArgs,
+) -> anyhow::Result<ExitCode> {
+    let problem = load(problem)?;
+    let sandbox = super::native_sandbox()?;
+    let languages = languages.detect(&sandbox, Some(&BTreeSet::new()))?;
+    let judge = Judge::new(&sandbox, &languages);
+    for (code, name) in &problem.names {
+        println!("name ({code}): {name}");
+    }
+    let statements = judge::statement::statements(&problem);
+    let chosen = match language {
+        Some(code) => statements.iter().find(|s| s.language == code),
+        None => statements.first(),
+    };
+    match chosen {
+        Some(statement) => {
+            println!(
+                "statement ({}, {:?}):",
+                statement.language, statement.format
+            );
+            println!("{}", judge::statement::render(&judge, &problem, statement)?);
+        }
+        None => println!("no statement"),
+    }
+    for attachment in judge::statement::attachments(&problem) {
+        println!("attachment: {attachment}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn import(source: &Path, to: &Path, languages: LanguageArgs) -> anyhow::Result<ExitCode> {

@@ -178,7 +178,24 @@ async fn open_owners(
 
 /// Loads each package directory under `root` as a problem (slug = directory name) unless a
 /// problem with that slug exists, through the same validation as an upload.
-async fn load_problems(app: &AppService, admin: &Principal, root: &Path) -> anyhow::Result<()> {
+/// The statement a problem page shows: the package's first (English first), a LaTeX one
+/// converted by pandoc in the sandbox. A statement that cannot be shown is logged, not fatal.
+fn display_statement(judge: &judge::Judge<'_>, problem: &judge::Problem) -> String {
+    let Some(statement) = judge::statement::statements(problem).into_iter().next() else {
+        return String::new();
+    };
+    judge::statement::render(judge, problem, &statement).unwrap_or_else(|e| {
+        tracing::warn!(problem = %problem.dir.display(), error = %e, "statement not shown");
+        String::new()
+    })
+}
+
+async fn load_problems(
+    app: &AppService,
+    admin: &Principal,
+    root: &Path,
+    judge: &judge::Judge<'_>,
+) -> anyhow::Result<()> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .with_context(|| format!("read {}", root.display()))?
         .filter_map(Result::ok)
@@ -197,7 +214,7 @@ async fn load_problems(app: &AppService, admin: &Principal, root: &Path) -> anyh
             Err(e) => return Err(e.into()),
         }
         let problem = judge::Problem::load(&dir)?;
-        let statement = std::fs::read_to_string(dir.join("problem.md")).unwrap_or_default();
+        let statement = display_statement(judge, &problem);
         app.create(
             admin,
             NewProblem {
@@ -321,7 +338,8 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             examples.is_dir().then_some(examples)
         });
         if let Some(problems) = problems {
-            load_problems(&owners.app, &opened.admin, &problems).await?;
+            let judge = judge::Judge::new(sandbox.as_ref(), &languages);
+            load_problems(&owners.app, &opened.admin, &problems, &judge).await?;
         }
         let metrics = owners.metrics.clone();
         let concurrency = args
@@ -411,7 +429,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     .clone()
                     .unwrap_or_else(super::services::hostname),
                 runner: Arc::new(SandboxRunner {
-                    sandbox,
+                    sandbox: sandbox.clone(),
                     languages: languages.clone(),
                 }),
                 package_cache,
@@ -426,7 +444,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         )
         .await?;
         if let Some(problems) = &args.problems {
-            load_problems(&opened.owners.app, &opened.admin, problems).await?;
+            let judge = judge::Judge::new(sandbox.as_ref(), &languages);
+            load_problems(&opened.owners.app, &opened.admin, problems, &judge).await?;
         }
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await

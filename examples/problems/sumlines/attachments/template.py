@@ -1,0 +1,2 @@
+n = int(input())
+print(sum(int(input()) for _ in range(n)))
