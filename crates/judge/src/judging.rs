@@ -686,7 +686,7 @@ impl<'a> Judge<'a> {
             output: None,
             package_fault: false,
         };
-        let spec = program.spec(memory_mib, &[], limits);
+        let spec = program.spec(memory_mib, &case.args, limits);
         // A multi-pass test runs again on the `nextpass.in` its validator wrote, up to
         // `validation_passes` times; the feedback directory persists between passes.
         let passes = if problem.multi_pass {
@@ -1426,6 +1426,7 @@ mod tests {
             range: None,
             output_validator_flags: None,
             input_validator_args: Default::default(),
+            args: Vec::new(),
         }
     }
 
@@ -1435,6 +1436,7 @@ mod tests {
             input: PathBuf::new(),
             answer: PathBuf::new(),
             sample: name.starts_with("sample/"),
+            args: Vec::new(),
         })
     }
 

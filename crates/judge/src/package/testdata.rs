@@ -60,6 +60,8 @@ pub struct GroupSettings {
     /// Arguments of the input validators for these tests (`input_validator_flags`,
     /// `input_validator_args`).
     pub input_validator_args: InputValidatorArgs,
+    /// `args`: the submission's command-line arguments for these tests.
+    pub args: Vec<String>,
 }
 
 /// Input validator arguments: for every validator, or for one by name.
@@ -95,6 +97,7 @@ impl GroupSettings {
             range: None,
             output_validator_flags: None,
             input_validator_args: InputValidatorArgs::default(),
+            args: Vec::new(),
         }
     }
 }
@@ -108,6 +111,9 @@ pub struct TestCase {
     pub answer: PathBuf,
     /// Under `data/sample`: its output may be shown to the user.
     pub sample: bool,
+    /// `args` (2025-09): command-line arguments for the submission, from the case's own
+    /// `<name>.yaml` or its group's configuration.
+    pub args: Vec<String>,
 }
 
 /// A directory of tests.
@@ -292,11 +298,20 @@ fn load_group(
                 ));
             }
             let case_name = child_name(stem);
+            let args =
+                case_args(&path.with_extension("yaml"), &settings).map_err(|(key, reason)| {
+                    PackageError {
+                        file: relative(&path.with_extension("yaml")),
+                        key,
+                        reason,
+                    }
+                })?;
             items.push(TestItem::Case(TestCase {
                 sample: case_name.starts_with("sample/"),
                 name: case_name,
                 input: path.clone(),
                 answer,
+                args,
             }));
         } else if path.extension().is_some_and(|e| e == "ans")
             && !path.with_extension("in").is_file()
@@ -543,10 +558,8 @@ fn parse_testdata_yaml(
                 ))
             }
             "args" => {
-                return Err(err(
-                    key,
-                    "arguments for the submission are not supported by this judge yet".into(),
-                ))
+                settings.args = string_list(value)
+                    .ok_or_else(|| err(key, "must be a list of strings".into()))?
             }
             "input_validator_flags" | "input_validator_args" => {
                 settings.input_validator_args = input_validator_args(key, value)?
@@ -613,6 +626,35 @@ fn input_validator_args(key: &str, value: &Value) -> Result<InputValidatorArgs, 
             all: words(other).ok_or_else(wrong)?,
             by_name: Vec::new(),
         }),
+    }
+}
+
+fn string_list(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::Sequence(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// A test case's own configuration (`<name>.yaml`, 2025-09): its `args`, else its group's.
+/// The other keys (`hint`, `description`, `full_feedback`, validator arguments) do not change
+/// how a submission runs.
+fn case_args(path: &Path, settings: &GroupSettings) -> Result<Vec<String>, KeyError> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(settings.args.clone());
+    };
+    let value = super::parse_yaml(&text).map_err(|e| (None, e))?;
+    match value.get("args") {
+        None => Ok(settings.args.clone()),
+        Some(args) => string_list(args)
+            .ok_or_else(|| (Some("args".into()), "must be a list of strings".into())),
     }
 }
 
@@ -735,11 +777,7 @@ mod tests {
                 "must be a number",
             ),
             ("range: 10 0", Some("range"), "min <= max"),
-            (
-                "args: [--fast]",
-                Some("args"),
-                "arguments for the submission are not supported",
-            ),
+            ("args: --fast", Some("args"), "must be a list of strings"),
             ("[", None, "not valid YAML"),
         ];
         for (text, key, reason) in cases {

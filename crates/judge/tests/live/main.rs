@@ -54,6 +54,7 @@ fn main() {
             "input_validators_accept_valid_and_reject_invalid_data",
             input_validators,
         ),
+        Trial::test("test_case_args_reach_the_submission", test_case_args),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -462,4 +463,33 @@ fn input_validators() -> Result<(), Failed> {
         "{range:?}"
     );
     Ok(())
+}
+
+/// `args` (2025-09): a group's arguments for every test in it, a case's own `<name>.yaml`
+/// for that case; the submission gets them on its command line.
+fn test_case_args() -> Result<(), Failed> {
+    let dir = package(&[
+        (
+            "problem.yaml",
+            "problem_format_version: 2025-09\nname: args\n",
+        ),
+        ("data/sample/1.in", "\n"),
+        ("data/sample/1.ans", "\n"),
+        ("data/secret/test_group.yaml", "args: [--mode, group]\n"),
+        ("data/secret/1.in", "\n"),
+        ("data/secret/1.ans", "--mode group\n"),
+        ("data/secret/2.in", "\n"),
+        ("data/secret/2.ans", "own 7\n"),
+        (
+            "data/secret/2.yaml",
+            "args: [own, 7]\ndescription: its own arguments\n",
+        ),
+    ]);
+    let report = judge(
+        dir.path(),
+        "python3",
+        "import sys\nprint(' '.join(sys.argv[1:]))\n",
+        Coverage::All,
+    )?;
+    expect(&report, &[Verdict::AC, Verdict::AC, Verdict::AC])
 }
