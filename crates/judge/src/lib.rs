@@ -6,6 +6,7 @@
 
 mod catalog;
 pub mod checker;
+mod grading;
 pub mod input_validation;
 mod judging;
 pub mod language;
@@ -17,9 +18,10 @@ pub mod statement;
 pub mod verdict;
 mod verify;
 
+pub use grading::graded_verdict;
 pub use judging::{
-    graded_verdict, Abort, Compilation, Compiled, Coverage, ExecuteLimits, Execution, Judge,
-    JudgeError, JudgeOptions, JudgeReport, PreparedProblem, Progress, TestResult,
+    Abort, Compilation, Compiled, Coverage, ExecuteLimits, Execution, Judge, JudgeError,
+    JudgeOptions, JudgeReport, PreparedProblem, Progress, TestResult,
 };
 pub use language::{default_languages, Language, LanguageConfig, Languages, Unavailable};
 pub use package::{PackageError, Problem};

@@ -14,10 +14,9 @@
 
 use serde::Serialize;
 
+use crate::grading::graded_verdict;
 use crate::input_validation::{validate_inputs, InputValidation};
-use crate::judging::{
-    graded_verdict, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem,
-};
+use crate::judging::{Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
 use crate::package::{
     format_verdict, language_of, Expectation, FormatVersion, PackageSubmission, Problem,
     ProblemKind, TestItem,
