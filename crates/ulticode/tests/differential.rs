@@ -59,10 +59,20 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+const PROBLEMTOOLS_LANGUAGES: &str = r#"python3:
+    compile: '/usr/bin/python3 -m py_compile {files}'
+    run: '/usr/bin/python3 "{mainfile}"'
+java:
+    compile: 'javac --release 17 -encoding UTF-8 -sourcepath {path} -d {path} {files}'
+go:
+    compile: 'go build -o {binary} {files}'
+"#;
+
 /// What a runtime prints when problemtools' own address-space limit keeps it from starting.
-const RUNTIME_REFUSED: [&str; 2] = [
+const RUNTIME_REFUSED: [&str; 3] = [
     "Failed to reserve virtual memory",
     "cannot allocate nursery",
+    "failed to reserve page summary memory",
 ];
 
 /// What problemtools said of one submission.
@@ -97,8 +107,8 @@ fn parse_reference(output: &str) -> BTreeMap<String, Reference> {
         };
         if !name.contains('/') || !body.contains('(') {
             if let (Some(name), true) = (&last, line.starts_with("        ")) {
-                // V8 and PyPy cannot reserve their address space under problemtools' memory
-                // rlimit (RLIMIT_AS) on this machine.
+                // V8, PyPy and Go's runtime cannot reserve their address space under
+                // problemtools' memory rlimit (RLIMIT_AS) on this machine.
                 if RUNTIME_REFUSED.iter().any(|text| line.contains(text)) {
                     found.insert(
                         name.clone(),
@@ -136,9 +146,20 @@ fn agree(problem: &str) {
     };
     let copy = conformant_copy(problem);
     let dir = copy.path().join(problem);
+    // problemtools' language table, adjusted to this machine's toolchains (never to the
+    // semantics): CPython for Python 3 (PyPy cannot reserve its heap under problemtools'
+    // address-space limit), Java 17's release, Go's own compiler (no gccgo here).
+    let config = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(config.path().join("problemtools")).unwrap();
+    std::fs::write(
+        config.path().join("problemtools/languages.yaml"),
+        PROBLEMTOOLS_LANGUAGES,
+    )
+    .unwrap();
     let theirs = Command::new(&reference)
         .arg(&dir)
         .args(["-p", "submissions"])
+        .env("XDG_CONFIG_HOME", config.path())
         .output()
         .expect("run verifyproblem");
     let theirs_text = String::from_utf8_lossy(&theirs.stdout).into_owned()
@@ -241,4 +262,9 @@ Submission results:
     assert!(matches!(&rows["partially_accepted/q.c"], Reference::Verdict(v) if v == "TLE"));
     assert!(matches!(&rows["zerosum/accepted/x.cpp"], Reference::Verdict(v) if v == "AC"));
     assert_eq!(rows.len(), 5);
+}
+
+#[test]
+fn bestof_agrees_with_problemtools() {
+    agree("bestof");
 }

@@ -273,3 +273,18 @@ fn statements_in_latex_are_converted_for_display() {
         assert!(shown.contains(expected), "{expected:?} not in:\n{shown}");
     }
 }
+
+/// Legacy scoring with `avg`, `max`, `first_error`, `ignore_sample` and
+/// `accept_if_any_accepted`: the scores are exact.
+#[test]
+fn bestof_scores_by_average_and_best() {
+    let report = verify("bestof");
+    for row in report["rows"].as_array().unwrap() {
+        let expected = match row["submission"].as_str().unwrap() {
+            s if s.contains("/accepted/") => "AC (100)",
+            s if s.contains("/partially_accepted/") => "AC (90)",
+            _ => "WA (0)",
+        };
+        assert_eq!(row["got"], expected, "{row:#}");
+    }
+}

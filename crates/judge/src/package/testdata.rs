@@ -467,6 +467,12 @@ fn parse_testdata_yaml(
                 other => return Err(err(key, format!("expected default, got {other:?}"))),
             },
             "grader_flags" => {
+                // The group's own flags replace its parent's whole (the reference tool
+                // inherits the key, not each flag).
+                settings.aggregation = Aggregation::Sum;
+                settings.verdict_mode = VerdictMode::WorstError;
+                settings.accept_if_any_accepted = false;
+                settings.ignore_sample = false;
                 for flag in text()?.split_whitespace() {
                     match flag {
                         "sum" => settings.aggregation = Aggregation::Sum,

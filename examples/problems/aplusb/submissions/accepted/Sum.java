@@ -1,6 +1,6 @@
 import java.util.Scanner;
 
-public class Main {
+public class Sum {
     public static void main(String[] args) {
         Scanner in = new Scanner(System.in);
         long a = in.nextLong(), b = in.nextLong();

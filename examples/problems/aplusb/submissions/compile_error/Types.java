@@ -1,4 +1,4 @@
-public class Main {
+public class Types {
     public static void main(String[] args) {
         int x = "not a number";
     }

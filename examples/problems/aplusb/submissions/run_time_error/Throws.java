@@ -1,4 +1,4 @@
-public class Main {
+public class Throws {
     public static void main(String[] args) {
         throw new IllegalStateException("no");
     }
