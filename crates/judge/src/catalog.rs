@@ -7,6 +7,41 @@ use sandbox::Profile;
 
 use crate::language::{language, LanguageConfig};
 
+/// A JVM language other than Java: its compiler (itself a JVM program, slow and hungry) and
+/// `java` with the language's runtime library on the class path.
+fn jvm(
+    (id, name, file): (&str, &str, &str),
+    compile: &[&str],
+    class_path: &str,
+    version: &[&str],
+) -> LanguageConfig {
+    let mut config = language(
+        id,
+        name,
+        file,
+        Some(compile),
+        &[
+            "/usr/bin/java",
+            "-Xmx{memory_mib}m",
+            "-Xss64m",
+            "-XX:+UseSerialGC",
+            "-XX:-UsePerfData",
+            "-cp",
+            class_path,
+            "{main_class}",
+        ],
+        version,
+        Profile::Jvm,
+    );
+    config.compile_limits.memory_mib = 2048;
+    config.compile_limits.cpu_time_ms = 60_000;
+    config.compile_limits.pids = 128;
+    config.run_pids = 64;
+    config.memory_overhead_mib = 256;
+    config.env = vec![("HOME".into(), "/tmp".into())];
+    config
+}
+
 pub(crate) fn more_languages() -> Vec<LanguageConfig> {
     let native = |id: &str, name: &str, file: &str, compile: &[&str], version: &[&str]| {
         language(
@@ -62,54 +97,18 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
     haskell.env = vec![("HOME".into(), "/tmp".into())];
     // GHC's package database is a link from /usr/lib/ghc into /var/lib/ghc.
     haskell.binds = vec![sandbox::Bind::read_only("/var/lib/ghc", "/var/lib/ghc")];
-    let mut kotlin = language(
-        "kotlin",
-        "Kotlin",
-        "main.kt",
-        Some(&["/usr/bin/kotlinc", "-nowarn", "-d", "/job", "{sources}"]),
-        &[
-            "/usr/bin/java",
-            "-Xmx{memory_mib}m",
-            "-Xss64m",
-            "-XX:+UseSerialGC",
-            "-XX:-UsePerfData",
-            "-cp",
-            "/job:/usr/share/java/kotlin-stdlib.jar",
-            "{main_class}",
-        ],
+    let kotlin = jvm(
+        ("kotlin", "Kotlin", "main.kt"),
+        &["/usr/bin/kotlinc", "-nowarn", "-d", "/job", "{sources}"],
+        "/job:/usr/share/java/kotlin-stdlib.jar",
         &["/usr/bin/kotlinc", "-version"],
-        Profile::Jvm,
     );
-    kotlin.compile_limits.memory_mib = 2048;
-    kotlin.compile_limits.cpu_time_ms = 60_000;
-    kotlin.compile_limits.pids = 128;
-    kotlin.run_pids = 64;
-    kotlin.memory_overhead_mib = 256;
-    kotlin.env = vec![("HOME".into(), "/tmp".into())];
-    let mut scala = language(
-        "scala",
-        "Scala",
-        "main.scala",
-        Some(&["/usr/bin/scalac", "-nowarn", "-d", "/job", "{sources}"]),
-        &[
-            "/usr/bin/java",
-            "-Xmx{memory_mib}m",
-            "-Xss64m",
-            "-XX:+UseSerialGC",
-            "-XX:-UsePerfData",
-            "-cp",
-            "/job:/usr/share/scala/lib/scala-library.jar",
-            "{main_class}",
-        ],
+    let scala = jvm(
+        ("scala", "Scala", "main.scala"),
+        &["/usr/bin/scalac", "-nowarn", "-d", "/job", "{sources}"],
+        "/job:/usr/share/scala/lib/scala-library.jar",
         &["/usr/bin/scalac", "-version"],
-        Profile::Jvm,
     );
-    scala.compile_limits.memory_mib = 2048;
-    scala.compile_limits.cpu_time_ms = 60_000;
-    scala.compile_limits.pids = 128;
-    scala.run_pids = 64;
-    scala.memory_overhead_mib = 256;
-    scala.env = vec![("HOME".into(), "/tmp".into())];
     let mut lisp = language(
         "lisp",
         "Common Lisp (SBCL)",

@@ -520,14 +520,7 @@ fn parse_testdata_yaml(
             // 2025-09: a sequence of arguments.
             "output_validator_args" => {
                 settings.output_validator_flags = Some(match value {
-                    Value::Sequence(items) => items
-                        .iter()
-                        .map(|item| match item {
-                            Value::String(s) => Some(s.clone()),
-                            Value::Number(n) => Some(n.to_string()),
-                            _ => None,
-                        })
-                        .collect::<Option<Vec<_>>>()
+                    Value::Sequence(_) => string_list(value)
                         .ok_or_else(|| err(key, "must be a list of strings".into()))?
                         .join(" "),
                     _ => text()?,
@@ -587,16 +580,8 @@ fn input_validator_args(key: &str, value: &Value) -> Result<InputValidatorArgs, 
     let words = |value: &Value| -> Option<Vec<String>> {
         match value {
             Value::String(s) => Some(s.split_whitespace().map(str::to_string).collect()),
-            Value::Sequence(items) => items
-                .iter()
-                .map(|item| match item {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Number(n) => Some(n.to_string()),
-                    _ => None,
-                })
-                .collect(),
             Value::Number(n) => Some(vec![n.to_string()]),
-            _ => None,
+            other => string_list(other),
         }
     };
     let wrong = || {
