@@ -44,12 +44,9 @@ pub fn language_for_code(code: &str) -> &str {
     }
 }
 
-fn family(id: &str) -> &str {
-    language_code(id)
-}
-
 fn is_source_of(config: &LanguageConfig, name: &str) -> bool {
-    language_of(std::path::Path::new(name)).is_some_and(|id| family(id) == family(&config.id))
+    language_of(std::path::Path::new(name))
+        .is_some_and(|id| language_code(id) == language_code(&config.id))
 }
 
 /// The class a Java source declares public, else the one with `main`, else `Main`.
@@ -111,7 +108,7 @@ impl ProgramFiles {
             entry: file,
             main_class,
         };
-        match family(&config.id) {
+        match language_code(&config.id) {
             "java" => {
                 let class = java_main_class(&text);
                 return named(format!("{class}.java"), class);
@@ -160,7 +157,7 @@ impl ProgramFiles {
             return Err(format!("no {} source file", config.name));
         }
         let has = |name: &str| files.iter().any(|(n, _)| n == name);
-        let (entry, main_class) = if family(&config.id) == "java" {
+        let (entry, main_class) = if language_code(&config.id) == "java" {
             let class = match entrypoint {
                 Some(class) => class.trim_end_matches(".java").to_string(),
                 None => sources
@@ -177,7 +174,7 @@ impl ProgramFiles {
                     return Err(format!("the entry point {entry} is not in the program"))
                 }
                 None => {
-                    let default = match family(&config.id) {
+                    let default = match language_code(&config.id) {
                         "python3" => Some("__main__.py"),
                         "javascript" => Some("main.js"),
                         "rust" => Some("main.rs"),

@@ -20,7 +20,7 @@ use crate::verdict::Verdict;
 
 pub(crate) use config::parse_yaml;
 pub use config::{Constants, FormatVersion};
-pub use submissions::{format_verdict, glob_matches, PackageSubmission, Rule};
+pub use submissions::{default_rule, format_verdict, glob_matches, PackageSubmission, Rule};
 pub use testdata::{
     Aggregation, GroupSettings, OnReject, TestCase, TestGroup, TestItem, VerdictMode,
 };

@@ -51,7 +51,7 @@ const FORMAT_VERDICTS: [&str; 4] = ["AC", "WA", "TLE", "RTE"];
 
 /// The defaults of the 2025-09 directories as rules (for a directory `submissions.yaml`
 /// redefines, whose unspecified keys are inherited from these).
-fn default_rule(dir: &str) -> Option<Rule> {
+pub fn default_rule(dir: &str) -> Option<Rule> {
     let rule = |permitted: &[&str], required: &[&str]| Rule {
         tests: None,
         permitted: Some(permitted.iter().map(|s| s.to_string()).collect()),
@@ -363,12 +363,16 @@ impl Rule {
             .as_deref()
             .map_or(String::new(), |t| format!(" in {t}"));
         if let Some(permitted) = &self.permitted {
-            if let Some((name, verdict, _)) = covered
+            if let Some((name, verdict, message)) = covered
                 .iter()
                 .find(|(_, v, _)| !permitted.iter().any(|p| p == v))
             {
+                let message = match message.as_str() {
+                    "" => String::new(),
+                    text => format!(": {text}"),
+                };
                 return Err(format!(
-                    "{verdict} on {name}, permitted{scope}: {}",
+                    "{verdict} on {name}{message} (permitted{scope}: {})",
                     permitted.join(", ")
                 ));
             }
