@@ -89,7 +89,7 @@ impl LocalPackages {
             let staging = self
                 .root
                 .join(format!(".{hash}.{}", uuid::Uuid::new_v4().simple()));
-            copy_tree(package, &staging)?;
+            judge::files::copy_tree(package, &staging)?;
             // Publish atomically: a reader sees the whole package or none of it.
             if let Err(e) = std::fs::rename(&staging, &target) {
                 let _ = std::fs::remove_dir_all(&staging);
@@ -100,20 +100,6 @@ impl LocalPackages {
         }
         Ok(hash)
     }
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), target)?;
-        }
-    }
-    Ok(())
 }
 
 #[async_trait]

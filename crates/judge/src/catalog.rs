@@ -158,7 +158,12 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
             "{sources}",
             "-lobjc",
         ],
-        &["/usr/bin/gcc", "--version"],
+        // GCC without its Objective-C front end (Debian's gobjc) is no Objective-C compiler.
+        &[
+            "/bin/sh",
+            "-c",
+            "exec \"$(/usr/bin/gcc -print-prog-name=cc1obj)\" --version",
+        ],
     );
     let ocaml = native(
         "ocaml",

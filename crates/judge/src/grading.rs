@@ -24,6 +24,17 @@ pub(crate) struct PlannedCase<'p> {
     pub(crate) breaking_groups: Vec<&'p str>,
 }
 
+impl PlannedCase<'_> {
+    /// The groups the case is in, innermost first (`secret/a/03`: `secret/a`, `secret`).
+    fn groups(&self) -> impl Iterator<Item = &str> {
+        let name = self.case.name.as_str();
+        name.char_indices()
+            .rev()
+            .filter(|(_, c)| *c == '/')
+            .map(move |(at, _)| &name[..at])
+    }
+}
+
 impl<'p> Plan<'p> {
     pub(crate) fn new(root: &'p TestGroup) -> Self {
         let mut cases = Vec::new();
@@ -61,6 +72,8 @@ pub(crate) struct Failures {
     first: Option<usize>,
     /// The first rejected index in each breaking group.
     groups: HashMap<String, usize>,
+    /// The first rejected index in every group (for `require_pass`).
+    in_group: HashMap<String, usize>,
 }
 
 impl Failures {
@@ -70,8 +83,33 @@ impl Failures {
             let first = self.groups.entry(group.to_string()).or_insert(index);
             *first = (*first).min(index);
         }
+        for group in plan.cases[index].groups() {
+            let first = self.in_group.entry(group.to_string()).or_insert(index);
+            *first = (*first).min(index);
+        }
     }
 
+    /// Whether the test at `index` is in a group whose `require_pass` is unmet: a required
+    /// group has an earlier rejected (or itself unmet) test. Required groups come first in
+    /// judging order, so only earlier tests decide.
+    pub(crate) fn unmet(&self, plan: &Plan<'_>, index: usize) -> bool {
+        plan.cases[index]
+            .settings
+            .require_pass
+            .iter()
+            .any(|group| self.in_group.get(group).is_some_and(|&f| f < index))
+    }
+
+    /// Records a test that is not run for an unmet dependency: it counts as not accepted for
+    /// the groups that depend on its own.
+    pub(crate) fn record_unmet(&mut self, plan: &Plan<'_>, index: usize) {
+        for group in plan.cases[index].groups() {
+            let first = self.in_group.entry(group.to_string()).or_insert(index);
+            *first = (*first).min(index);
+        }
+    }
+
+    /// Whether the rules skip the test at `index` after an earlier rejection.
     pub(crate) fn skips(&self, plan: &Plan<'_>, index: usize, rules: SkipRules) -> bool {
         if rules.first_failure && self.first.is_some_and(|f| f < index) {
             return true;
@@ -97,6 +135,10 @@ pub(crate) fn aggregate(
     let mut counted: HashMap<&str, TestResult> = HashMap::new();
     let mut tests = Vec::new();
     for (index, result) in results.into_iter().enumerate() {
+        if failures.unmet(plan, index) {
+            failures.record_unmet(plan, index);
+            continue;
+        }
         if failures.skips(plan, index, rules) {
             continue;
         }
@@ -160,23 +202,45 @@ pub fn graded_verdict(problem: &Problem, tests: &[TestResult]) -> Verdict {
     }
     let by_name: HashMap<&str, Verdict> =
         tests.iter().map(|t| (t.name.as_str(), t.verdict)).collect();
-    group_verdict(&problem.data, &|case| {
-        by_name.get(case.name.as_str()).map(|v| (*v, None))
-    })
-    .unwrap_or(Verdict::AC)
+    // The worst rejection in each group, for the groups that require it to pass.
+    let mut rejected: HashMap<&str, Verdict> = HashMap::new();
+    for test in tests.iter().filter(|t| t.verdict != Verdict::AC) {
+        let name = test.name.as_str();
+        for (at, _) in name.match_indices('/') {
+            let worst = rejected.entry(&name[..at]).or_insert(Verdict::AC);
+            *worst = worst.worst(test.verdict);
+        }
+    }
+    let outcome = |case: &TestCase| by_name.get(case.name.as_str()).map(|v| (*v, None));
+    group_verdict(&problem.data, &outcome, &rejected).unwrap_or(Verdict::AC)
 }
 
 /// A group's verdict from its counted tests by its grader flags (the legacy default grader);
-/// `None` when nothing in it was counted.
-fn group_verdict(group: &TestGroup, outcome: CaseOutcome<'_>) -> Option<Verdict> {
+/// `None` when nothing in it was counted. A group whose `require_pass` is unmet was not run:
+/// its verdict is the required group's rejection.
+fn group_verdict(
+    group: &TestGroup,
+    outcome: CaseOutcome<'_>,
+    rejected: &HashMap<&str, Verdict>,
+) -> Option<Verdict> {
     let settings = &group.settings;
+    let unmet = settings
+        .require_pass
+        .iter()
+        .filter_map(|required| rejected.get(required.as_str()))
+        .fold(None, |worst: Option<Verdict>, v| {
+            Some(worst.map_or(*v, |w| w.worst(*v)))
+        });
+    if unmet.is_some() {
+        return unmet;
+    }
     let children: Vec<Verdict> = group
         .items
         .iter()
         .filter_map(|item| match item {
             TestItem::Case(case) => outcome(case).map(|(verdict, _)| verdict),
             TestItem::Group(child) if settings.ignore_sample && child.is_sample() => None,
-            TestItem::Group(child) => group_verdict(child, outcome),
+            TestItem::Group(child) => group_verdict(child, outcome, rejected),
         })
         .collect();
     if children.is_empty() {
@@ -250,6 +314,7 @@ mod tests {
             output_validator_flags: None,
             input_validator_args: Default::default(),
             args: Vec::new(),
+            require_pass: Vec::new(),
         }
     }
 
@@ -260,6 +325,7 @@ mod tests {
             answer: PathBuf::new(),
             sample: name.starts_with("sample/"),
             args: Vec::new(),
+            files: None,
         })
     }
 
@@ -312,6 +378,8 @@ mod tests {
             time_limit_fixed: true,
             allow_file_writing: false,
             multi_pass: false,
+            submit_answer: false,
+            languages: None,
             constants: Default::default(),
             input_validators: Vec::new(),
             invalid_inputs: Vec::new(),
@@ -411,6 +479,63 @@ mod tests {
         );
         assert_eq!(report.time_ms, 1000);
         assert_eq!(report.memory_kib, 10_000);
+    }
+
+    #[test]
+    fn a_group_whose_required_group_failed_is_not_run_and_scores_nothing() {
+        use Verdict::{AC, WA};
+        // Subtask b requires subtask a (and, through `secret`, the sample).
+        let with_dependencies = |required_by_b: &[&str]| {
+            let mut data = subtasks();
+            let TestItem::Group(secret) = &mut data.items[1] else {
+                unreachable!()
+            };
+            let TestItem::Group(b) = &mut secret.items[1] else {
+                unreachable!()
+            };
+            b.settings.require_pass = required_by_b.iter().map(|s| s.to_string()).collect();
+            problem(ProblemKind::Scoring, data)
+        };
+        let cases = [
+            // (b requires, sample, a/2, expected score, counted tests, verdict): a group that
+            // is not run counts as rejected even where the sample itself does not count.
+            (&["secret/a"][..], AC, WA, 0.0, 3, WA),
+            (&["secret/a"][..], WA, AC, 100.0, 6, AC),
+            (&["sample", "secret/a"][..], WA, AC, 30.0, 3, WA),
+            (&[][..], AC, WA, 70.0, 6, WA),
+        ];
+        for (required, sample, a2, score, counted, verdict) in cases {
+            let problem = with_dependencies(required);
+            let plan = Plan::new(&problem.data);
+            let results = vec![
+                result("sample/1", sample, 1),
+                result("secret/a/1", AC, 1),
+                result("secret/a/2", a2, 1),
+                result("secret/b/1", AC, 1),
+                result("secret/b/2", AC, 1),
+                result("secret/b/3", AC, 1),
+            ];
+            let report = aggregate(
+                &problem,
+                &plan,
+                results,
+                Coverage::All.rules(problem.kind),
+                String::new(),
+            );
+            assert_eq!(report.score, Some(score), "{required:?} {sample} {a2}");
+            assert_eq!(report.tests.len(), counted, "{required:?} {sample} {a2}");
+            assert_eq!(report.verdict, verdict, "{required:?} {sample} {a2}");
+            assert_eq!(graded_verdict(&problem, &report.tests), verdict);
+            // The skip is decided in judging order, during the run too.
+            let mut failures = Failures::default();
+            for (index, test) in report.tests.iter().enumerate() {
+                if test.verdict != AC {
+                    failures.record(&plan, index);
+                }
+            }
+            let b_runs = !failures.unmet(&plan, 3);
+            assert_eq!(b_runs, counted == 6, "{required:?} {sample} {a2}");
+        }
     }
 
     #[test]
@@ -560,7 +685,7 @@ mod tests {
             group.settings.verdict_mode = mode;
             group.settings.accept_if_any_accepted = any_accepted;
             assert_eq!(
-                group_verdict(&group, &verdicts),
+                group_verdict(&group, &verdicts, &HashMap::new()),
                 expected,
                 "{mode:?}, accept_if_any_accepted: {any_accepted}"
             );
@@ -570,6 +695,9 @@ mod tests {
             settings: settings(OnReject::Continue, Aggregation::Sum, 1.0),
             items: vec![case("secret/4")],
         };
-        assert_eq!(group_verdict(&nothing_counted, &verdicts), None);
+        assert_eq!(
+            group_verdict(&nothing_counted, &verdicts, &HashMap::new()),
+            None
+        );
     }
 }

@@ -87,7 +87,14 @@ pub fn validate_inputs_with(
         };
         for case in &cases {
             let args = case_args(problem, case, &validator.name);
-            match verdict(judge, problem, &runner, &case.input, &args) {
+            match verdict(
+                judge,
+                problem,
+                &runner,
+                &case.input,
+                case.files.as_deref(),
+                &args,
+            ) {
                 Ok(true) => report.accepted += 1,
                 Ok(false) => report
                     .failures
@@ -98,7 +105,7 @@ pub fn validate_inputs_with(
             }
         }
         for (index, input) in problem.invalid_inputs.iter().enumerate() {
-            match verdict(judge, problem, &runner, input, &[]) {
+            match verdict(judge, problem, &runner, input, None, &[]) {
                 Ok(false) => rejected_invalid[index] = true,
                 Ok(true) => {}
                 Err(e) => report
@@ -180,12 +187,14 @@ fn prepare(
     }
 }
 
-/// Whether the validator accepts `input`; `Err` when it neither accepts nor rejects.
+/// Whether the validator accepts `input` (with the test's `.files` in its working
+/// directory); `Err` when it neither accepts nor rejects.
 fn verdict(
     judge: &Judge<'_>,
     problem: &Problem,
     runner: &Runner,
     input: &Path,
+    files: Option<&Path>,
     args: &[String],
 ) -> Result<bool, String> {
     let limits = &problem.limits;
@@ -196,10 +205,17 @@ fn verdict(
         output_bytes: limits.validation_output_mib << 20,
         ..Limits::default()
     };
+    let mut private_dir = None;
     let (spec, accepts): (RunSpec, fn(&RunOutcome) -> Option<bool>) = match runner {
         Runner::Program(program, testlib) => {
             let mut spec = program.spec(limits.validation_memory_mib, args, sandbox_limits);
             spec.limits.memory_bytes += program.memory_overhead_mib() << 20;
+            private_dir = program
+                .private_dir(files, false)
+                .map_err(|e| format!("working directory: {e}"))?;
+            if let Some(dir) = &private_dir {
+                spec = spec.job_dir(dir.path(), false);
+            }
             let accepts: fn(&RunOutcome) -> Option<bool> = if *testlib {
                 |outcome| match outcome.exit_code {
                     Some(0) => Some(true),
@@ -239,6 +255,7 @@ fn verdict(
         .sandbox()
         .run(&spec)
         .map_err(|e| format!("invalid validator run: {e}"))?;
+    drop(private_dir);
     accepts(&outcome).ok_or_else(|| {
         let stderr = String::from_utf8_lossy(&outcome.stderr);
         format!(

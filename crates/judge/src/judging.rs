@@ -211,6 +211,27 @@ pub struct JudgeReport {
     pub tests: Vec<TestResult>,
 }
 
+impl TestResult {
+    /// A test's result before it is judged (a system error until something better is known).
+    fn unjudged(case: &TestCase) -> Self {
+        Self {
+            name: case.name.clone(),
+            group: case
+                .name
+                .rsplit_once('/')
+                .map_or(String::new(), |(g, _)| g.to_string()),
+            verdict: Verdict::SE,
+            time_ms: 0,
+            wall_time_ms: 0,
+            memory_kib: 0,
+            message: String::new(),
+            score: None,
+            output: None,
+            package_fault: false,
+        }
+    }
+}
+
 impl JudgeReport {
     /// A system error the judge may recover from by judging again: the sandbox or the machine
     /// failed. An SE whose every failing test is the package's fault (a validator that timed
@@ -266,6 +287,32 @@ impl Compiled {
         (program, args)
     }
 
+    /// A working directory of one test's own, when the program's shared one will not do: a
+    /// copy of it with the test's `files` (`.files/`) copied over it, or one the program may
+    /// write in (`allow_file_writing`; the writes vanish with the copy). `None`: the shared,
+    /// read-only directory serves.
+    pub(crate) fn private_dir(
+        &self,
+        files: Option<&Path>,
+        writable: bool,
+    ) -> std::io::Result<Option<tempfile::TempDir>> {
+        if files.is_none() && !writable {
+            return Ok(None);
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("ulticode-test-")
+            .tempdir()?;
+        crate::files::copy_tree(self.dir.path(), dir.path())?;
+        if let Some(files) = files {
+            crate::files::copy_tree(files, dir.path())?;
+        }
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )?;
+        Ok(Some(dir))
+    }
+
     /// Memory the language's runtime needs beyond the program's own limit.
     pub(crate) fn memory_overhead_mib(&self) -> u64 {
         self.language.config.memory_overhead_mib
@@ -283,6 +330,56 @@ impl Compiled {
                 .profile(config.profile)
                 .limits(limits)
         }
+    }
+}
+
+/// The answers of a submit-answer submission, by their paths in it.
+pub struct Answers {
+    files: Vec<(String, Vec<u8>)>,
+}
+
+impl Answers {
+    /// One file: the answer to every test.
+    pub fn single(bytes: Vec<u8>) -> Self {
+        Self {
+            files: vec![(String::new(), bytes)],
+        }
+    }
+
+    /// Files by their paths in the submission (`secret/group1/03.out`, `03.ans`, ...).
+    pub fn files(files: Vec<(String, Vec<u8>)>) -> Self {
+        Self { files }
+    }
+
+    /// The answer to the test `name` (its path below `data/`, such as `secret/group1/03`):
+    /// the file of that path whatever its extension, else of that path below `sample/` or
+    /// `secret/` (`group1/03`), else of its base name (`03`) where no other test of `tests`
+    /// has it. A single file answers every test.
+    pub fn for_test(&self, name: &str, tests: &[&str]) -> Option<&[u8]> {
+        if let [(path, bytes)] = self.files.as_slice() {
+            if path.is_empty() {
+                return Some(bytes);
+            }
+        }
+        let stem = |path: &str| -> String {
+            match path.rsplit_once('/') {
+                Some((dir, file)) => format!("{dir}/{}", file.split('.').next().unwrap_or(file)),
+                None => path.split('.').next().unwrap_or(path).to_string(),
+            }
+        };
+        let base = |path: &str| path.rsplit('/').next().unwrap_or(path).to_string();
+        let find = |wanted: &str| {
+            self.files
+                .iter()
+                .find(|(path, _)| stem(path) == wanted)
+                .map(|(_, bytes)| bytes.as_slice())
+        };
+        let below_top = name.split_once('/').map_or(name, |(_, rest)| rest);
+        let own_base = base(name);
+        let unique_base = tests.iter().filter(|t| base(t) == own_base).count() == 1;
+        find(name)
+            .or_else(|| find(below_top))
+            .or_else(|| unique_base.then(|| find(&own_base)).flatten())
     }
 }
 
@@ -543,12 +640,83 @@ impl<'a> Judge<'a> {
         options: JudgeOptions,
         progress: &(dyn Fn(Progress<'_>) + Sync),
     ) -> Result<JudgeReport, JudgeError> {
+        if prepared.problem.submit_answer {
+            let answers = Answers::single(source.to_vec());
+            return Ok(self.judge_answers(prepared, &answers, options, progress));
+        }
         let language = self
             .languages
             .get(language_id)
             .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
         let program = ProgramFiles::single(&language.config, source);
         self.judge_program(prepared, language_id, program, options, progress)
+    }
+
+    /// Judges a submit-answer submission: each test's answer file goes straight to the output
+    /// validator (nothing runs but the validator).
+    pub fn judge_answers(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        answers: &Answers,
+        options: JudgeOptions,
+        progress: &(dyn Fn(Progress<'_>) + Sync),
+    ) -> JudgeReport {
+        let problem = prepared.problem;
+        let rules = options.coverage.rules(problem.kind);
+        let plan = Plan::new(&problem.data);
+        let abort = options.abort.clone().unwrap_or_default();
+        let names: Vec<&str> = plan.cases.iter().map(|c| c.case.name.as_str()).collect();
+        let results = self.run_plan(&plan, rules, &abort, progress, &|case, settings| {
+            self.check_answer(
+                prepared,
+                answers.for_test(&case.name, &names),
+                case,
+                settings,
+            )
+        });
+        aggregate(problem, &plan, results, rules, String::new())
+    }
+
+    /// One test of a submit-answer submission.
+    fn check_answer(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        answer: Option<&[u8]>,
+        case: &TestCase,
+        settings: &GroupSettings,
+    ) -> TestResult {
+        let mut result = TestResult::unjudged(case);
+        let limit = prepared.problem.limits.output_mib << 20;
+        let decision = match answer {
+            None => Decision {
+                verdict: Verdict::WA,
+                message: format!("the submission has no answer for {}", case.name),
+                score: None,
+                package_fault: false,
+            },
+            Some(bytes) if bytes.len() as u64 > limit => Decision {
+                verdict: Verdict::OLE,
+                message: format!("the answer is larger than {} MiB", limit >> 20),
+                score: None,
+                package_fault: false,
+            },
+            Some(bytes) => match CapturedOutput::from_bytes(bytes) {
+                Ok(output) => {
+                    if case.sample {
+                        result.output = Some(
+                            String::from_utf8_lossy(&output.head(SAMPLE_OUTPUT_BYTES)).into_owned(),
+                        );
+                    }
+                    self.check(prepared, case, settings, &output, None)
+                }
+                Err(e) => system_error(format!("answer file: {e}")),
+            },
+        };
+        result.verdict = decision.verdict;
+        result.message = decision.message;
+        result.score = decision.score;
+        result.package_fault = decision.package_fault;
+        result
     }
 
     /// Judges a program of one or more files (a directory submission). The package's
@@ -562,10 +730,26 @@ impl<'a> Judge<'a> {
         progress: &(dyn Fn(Progress<'_>) + Sync),
     ) -> Result<JudgeReport, JudgeError> {
         let problem = prepared.problem;
+        if problem.submit_answer {
+            let answers = Answers::files(std::mem::take(&mut files.files));
+            return Ok(self.judge_answers(prepared, &answers, options, progress));
+        }
         let language = self
             .languages
             .get(language_id)
             .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
+        if let Err(reason) = problem.allows_language(language_id) {
+            progress(Progress::Compiled { ok: false });
+            return Ok(JudgeReport {
+                verdict: Verdict::CE,
+                score: (problem.kind == ProblemKind::Scoring).then_some(0.0),
+                max_score: max_score(problem),
+                time_ms: 0,
+                memory_kib: 0,
+                compile_output: reason,
+                tests: Vec::new(),
+            });
+        }
         files.include(problem.included_files(&language.config.id)?);
         progress(Progress::Compiling);
         let limits = CompileLimits {
@@ -595,19 +779,20 @@ impl<'a> Judge<'a> {
         let rules = options.coverage.rules(problem.kind);
         let plan = Plan::new(&problem.data);
         let abort = options.abort.clone().unwrap_or_default();
-        let results = self.run_plan(prepared, &program, &plan, rules, &abort, progress);
+        let results = self.run_plan(&plan, rules, &abort, progress, &|case, settings| {
+            self.run_test(prepared, &program, case, settings, &abort)
+        });
         Ok(aggregate(problem, &plan, results, rules, compile_output))
     }
 
     /// Runs the plan's tests on the workers, skipping what a known failure makes pointless.
     fn run_plan(
         &self,
-        prepared: &PreparedProblem<'_>,
-        program: &Compiled,
         plan: &Plan<'_>,
         rules: SkipRules,
         abort: &Abort,
         progress: &(dyn Fn(Progress<'_>) + Sync),
+        run_test: &(dyn Fn(&TestCase, &GroupSettings) -> TestResult + Sync),
     ) -> Vec<Option<TestResult>> {
         let total = plan.cases.len();
         let results: Vec<Mutex<Option<TestResult>>> =
@@ -624,12 +809,18 @@ impl<'a> Judge<'a> {
                     if abort.is_aborted() {
                         return;
                     }
-                    if failures.lock().unwrap().skips(plan, index, rules) {
-                        continue;
+                    {
+                        let mut failures = failures.lock().unwrap();
+                        if failures.unmet(plan, index) {
+                            failures.record_unmet(plan, index);
+                            continue;
+                        }
+                        if failures.skips(plan, index, rules) {
+                            continue;
+                        }
                     }
                     let planned = &plan.cases[index];
-                    let result =
-                        self.run_test(prepared, program, planned.case, planned.settings, abort);
+                    let result = run_test(planned.case, planned.settings);
                     if result.verdict != Verdict::AC {
                         failures.lock().unwrap().record(plan, index);
                     }
@@ -667,23 +858,20 @@ impl<'a> Judge<'a> {
             output_bytes: problem.limits.output_mib << 20,
             ..Limits::default()
         };
-        let group = case
-            .name
-            .rsplit_once('/')
-            .map_or(String::new(), |(g, _)| g.to_string());
-        let mut result = TestResult {
-            name: case.name.clone(),
-            group,
-            verdict: Verdict::SE,
-            time_ms: 0,
-            wall_time_ms: 0,
-            memory_kib: 0,
-            message: String::new(),
-            score: None,
-            output: None,
-            package_fault: false,
-        };
+        let mut result = TestResult::unjudged(case);
         let spec = program.spec(memory_mib, &case.args, limits);
+        let private_dir =
+            match program.private_dir(case.files.as_deref(), problem.allow_file_writing) {
+                Ok(dir) => dir,
+                Err(e) => {
+                    result.message = format!("working directory: {e}");
+                    return result;
+                }
+            };
+        let spec = match &private_dir {
+            Some(dir) => spec.job_dir(dir.path(), problem.allow_file_writing),
+            None => spec,
+        };
         // A multi-pass test runs again on the `nextpass.in` its validator wrote, up to
         // `validation_passes` times; the feedback directory persists between passes.
         let passes = if problem.multi_pass {

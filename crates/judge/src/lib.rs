@@ -6,6 +6,7 @@
 
 mod catalog;
 pub mod checker;
+pub mod files;
 mod grading;
 pub mod input_validation;
 mod judging;
@@ -20,7 +21,7 @@ mod verify;
 
 pub use grading::graded_verdict;
 pub use judging::{
-    Abort, Compilation, Compiled, Coverage, ExecuteLimits, Execution, Judge, JudgeError,
+    Abort, Answers, Compilation, Compiled, Coverage, ExecuteLimits, Execution, Judge, JudgeError,
     JudgeOptions, JudgeReport, PreparedProblem, Progress, TestResult,
 };
 pub use language::{default_languages, Language, LanguageConfig, Languages, Unavailable};

@@ -38,6 +38,13 @@ impl CapturedOutput {
         })
     }
 
+    /// An output that is given, not produced by a run (a submit-answer submission's answer).
+    pub(crate) fn from_bytes(bytes: &[u8]) -> io::Result<Self> {
+        let output = Self::create()?;
+        output.file.write_all_at(bytes, 0)?;
+        Ok(output)
+    }
+
     /// The descriptors for the run: this file as its captured stdout.
     pub(crate) fn for_run(&self) -> io::Result<PassedFds> {
         Ok(PassedFds {

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::grading::graded_verdict;
 use crate::input_validation::{validate_inputs, InputValidation};
-use crate::judging::{Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
+use crate::judging::{Answers, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
 use crate::package::{
     default_rule, format_verdict, language_of, Expectation, FormatVersion, PackageSubmission,
     Problem, ProblemKind, Rule, TestItem,
@@ -101,6 +101,8 @@ pub struct VerifyReport {
     pub time_limit_ms: u64,
     /// Whether it was derived from the accepted submissions (the package gave none).
     pub time_limit_derived: bool,
+    /// Submissions are answers: no time limit applies.
+    pub submit_answer: bool,
     /// The limit × `time_limit_to_tle`: what "with extra time" means.
     pub margin_ms: u64,
     pub rows: Vec<VerifyRow>,
@@ -124,7 +126,8 @@ pub fn verify(
     let problem = prepared.problem;
     let input_validation = validate_inputs(judge, problem)?;
     let limits = &problem.limits;
-    let time_limit_ms = if problem.time_limit_fixed {
+    // Answers take no time: a submit-answer problem has nothing to derive a limit from.
+    let time_limit_ms = if problem.time_limit_fixed || problem.submit_answer {
         limits.time_limit_ms
     } else {
         derive_time_limit(judge, problem)?
@@ -152,7 +155,8 @@ pub fn verify(
     Ok(VerifyReport {
         problem: problem.name.clone(),
         time_limit_ms,
-        time_limit_derived: !problem.time_limit_fixed,
+        time_limit_derived: !problem.time_limit_fixed && !problem.submit_answer,
+        submit_answer: problem.submit_answer,
         margin_ms,
         rows,
         input_validation,
@@ -233,10 +237,22 @@ fn judge_submission(
     submission: &PackageSubmission,
 ) -> Result<Result<JudgeReport, NotJudged>, JudgeError> {
     let constants = &prepared.problem.constants;
+    if prepared.problem.submit_answer {
+        let answers = answer_files(&submission.path)?;
+        return Ok(Ok(judge.judge_answers(
+            prepared,
+            &answers,
+            JudgeOptions::default(),
+            &|_| {},
+        )));
+    }
     let language = match submission_language(submission) {
         Ok(language) => language,
         Err(reason) => return Ok(Err(NotJudged::Invalid(reason))),
     };
+    if let Err(reason) = prepared.problem.allows_language(&language) {
+        return Ok(Err(NotJudged::Unavailable(reason)));
+    }
     let Some(config) = judge.languages().get(&language).map(|l| l.config.clone()) else {
         return Ok(Err(NotJudged::Unavailable(
             judge.languages().why_not(&language),
@@ -271,6 +287,33 @@ fn judge_submission(
         .map(Ok)
 }
 
+/// A submit-answer submission's answers: one file for every test, or a directory's files by
+/// their paths in it.
+fn answer_files(path: &std::path::Path) -> std::io::Result<Answers> {
+    if path.is_file() {
+        return Ok(Answers::single(std::fs::read(path)?));
+    }
+    fn walk(
+        root: &std::path::Path,
+        dir: &std::path::Path,
+        out: &mut Vec<(String, Vec<u8>)>,
+    ) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(root, &path, out)?;
+            } else {
+                let name = path.strip_prefix(root).unwrap_or(&path);
+                out.push((name.to_string_lossy().into_owned(), std::fs::read(&path)?));
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    walk(path, path, &mut files)?;
+    Ok(Answers::files(files))
+}
+
 fn verify_one(
     judge: &Judge<'_>,
     extended: &PreparedProblem<'_>,
@@ -280,7 +323,11 @@ fn verify_one(
     let problem = extended.problem;
     let mut row = VerifyRow {
         submission: submission.display.clone(),
-        language: submission_language(submission).unwrap_or_default(),
+        language: if problem.submit_answer {
+            "answer".into()
+        } else {
+            submission_language(submission).unwrap_or_default()
+        },
         expected: submission.expectation.describe(),
         got: String::new(),
         outcome: RowOutcome::Match,
@@ -378,7 +425,8 @@ impl View {
 
     fn describe(&self, report: &JudgeReport) -> String {
         match report.score {
-            Some(score) => format!("{} ({score})", self.graded),
+            // Six decimals: a third of 100 reads 33.333333, not 33.333333333333336.
+            Some(score) => format!("{} ({})", self.graded, (score * 1e6).round() / 1e6),
             None => self.graded.to_string(),
         }
     }

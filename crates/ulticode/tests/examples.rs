@@ -137,6 +137,70 @@ fn zerosum_scores_two_subtasks() {
     verify("zerosum");
 }
 
+/// Test-case `.files` in the working directory of submissions and input validators, a
+/// working directory submissions may write in (`allow_file_writing`, fresh for every test),
+/// and group dependencies (`require_pass`): a group whose required group failed is not run
+/// and scores nothing.
+#[test]
+fn tables_has_files_writing_and_group_dependencies() {
+    let report = verify("tables");
+    let row = |name: &str| {
+        report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["submission"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no row {name}: {report:#}"))
+    };
+    let not_run = row("submissions/rejected/wrong_first.py");
+    assert_eq!(not_run["got"], "WA (0)", "{not_run:#}");
+    assert_eq!(
+        not_run["groups"],
+        serde_json::json!([
+            ["sample", "AC"],
+            ["secret/1_small", "WA"],
+            ["secret/2_large", "-"]
+        ]),
+        "{not_run:#}"
+    );
+    assert_eq!(
+        row("submissions/run_time_error/no_file.py")["got"],
+        "RE (0)"
+    );
+    assert_eq!(row("submissions/accepted/cached.py")["got"], "AC (100)");
+    let validation = &report["input_validation"][0];
+    assert_eq!(validation["accepted"], 6, "{validation:#}");
+}
+
+/// A submit-answer problem: submissions are answer files (a directory of them, found by the
+/// test's path or base name; or one file for every test), checked by the output validator.
+#[test]
+fn antisorted_is_submit_answer() {
+    let report = verify("antisorted");
+    assert_eq!(report["submit_answer"], true, "{report:#}");
+    let got: Vec<(&str, &str)> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["submission"].as_str().unwrap(),
+                r["got"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("submissions/accepted/flat", "AC (100)"),
+            ("submissions/accepted/tree", "AC (100)"),
+            ("submissions/partially_accepted/some", "WA (33.333333)"),
+            ("submissions/wrong_answer/sorted.txt", "WA (0)"),
+        ]
+    );
+}
+
 /// A 2025-09 output validator given as POSIX `build`/`run` scripts (built in the sandbox).
 #[test]
 fn echo_has_a_build_run_validator() {

@@ -61,7 +61,6 @@ const METADATA_KEYS: &[&str] = &[
     "rights_owner",
     "embargo_until",
     "keywords",
-    "languages",
 ];
 
 /// What `problem.yaml` says.
@@ -78,6 +77,9 @@ pub(super) struct ProblemConfig {
     pub(super) time_limit_ms: Option<u64>,
     pub(super) allow_file_writing: bool,
     pub(super) multi_pass: bool,
+    pub(super) submit_answer: bool,
+    /// `languages`: the language codes submissions may use; `None` is `all`.
+    pub(super) languages: Option<Vec<String>>,
     pub(super) constants: Constants,
     pub(super) warnings: Vec<PackageWarning>,
 }
@@ -264,6 +266,8 @@ pub(super) fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageErr
         time_limit_ms: None,
         allow_file_writing: false,
         multi_pass: false,
+        submit_answer: false,
+        languages: None,
         constants: Constants::default(),
         warnings: Vec::new(),
     };
@@ -275,7 +279,14 @@ pub(super) fn parse_problem_yaml(text: &str) -> Result<ProblemConfig, PackageErr
         match key {
             "problem_format_version" => {}
             k if METADATA_KEYS.contains(&k) => {}
-            "type" => (config.kind, interactive_type, config.multi_pass) = parse_type(value)?,
+            "type" => {
+                let types = parse_type(value)?;
+                config.kind = types.kind;
+                interactive_type = types.interactive;
+                config.multi_pass = types.multi_pass;
+                config.submit_answer = types.submit_answer;
+            }
+            "languages" => config.languages = parse_languages(value)?,
             "validation" => {
                 let multi_pass;
                 (config.validation, multi_pass) = parse_validation(value)?;
@@ -353,9 +364,40 @@ fn parse_name(value: Option<&Value>) -> Result<(String, Vec<(String, String)>), 
     })
 }
 
-/// `type`: a string (legacy) or a list (2023+). Returns the kind and whether it is
-/// interactive and multi-pass.
-fn parse_type(value: &Value) -> Result<(ProblemKind, bool, bool), PackageError> {
+/// `languages`: `all`, or language codes (a list, or a string of them).
+fn parse_languages(value: &Value) -> Result<Option<Vec<String>>, PackageError> {
+    let codes: Vec<String> = match value {
+        Value::String(text) => text.split_whitespace().map(str::to_string).collect(),
+        Value::Sequence(items) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| PackageError::key(FILE, "languages", "must be language codes"))?,
+        _ => {
+            return Err(PackageError::key(
+                FILE,
+                "languages",
+                "must be `all` or a list of language codes",
+            ))
+        }
+    };
+    match codes.as_slice() {
+        [] => Err(PackageError::key(FILE, "languages", "must not be empty")),
+        [all] if all == "all" => Ok(None),
+        _ => Ok(Some(codes)),
+    }
+}
+
+/// What `type` says.
+struct Types {
+    kind: ProblemKind,
+    interactive: bool,
+    multi_pass: bool,
+    submit_answer: bool,
+}
+
+/// `type`: a string (legacy) or a list (2023+).
+fn parse_type(value: &Value) -> Result<Types, PackageError> {
     let wrong = || PackageError::key(FILE, "type", "must be a string or a list of strings");
     let types: Vec<String> = match value {
         Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
@@ -369,19 +411,14 @@ fn parse_type(value: &Value) -> Result<(ProblemKind, bool, bool), PackageError> 
     let mut kind = ProblemKind::PassFail;
     let mut interactive = false;
     let mut multi_pass = false;
+    let mut submit_answer = false;
     for t in &types {
         match t.as_str() {
             "pass-fail" => kind = ProblemKind::PassFail,
             "scoring" => kind = ProblemKind::Scoring,
             "interactive" => interactive = true,
             "multi-pass" => multi_pass = true,
-            "submit-answer" => {
-                return Err(PackageError::key(
-                    FILE,
-                    "type",
-                    "submit-answer problems are not supported by this judge yet",
-                ))
-            }
+            "submit-answer" => submit_answer = true,
             other => {
                 return Err(PackageError::key(
                     FILE,
@@ -391,7 +428,19 @@ fn parse_type(value: &Value) -> Result<(ProblemKind, bool, bool), PackageError> 
             }
         }
     }
-    Ok((kind, interactive, multi_pass))
+    if submit_answer && (interactive || multi_pass) {
+        return Err(PackageError::key(
+            FILE,
+            "type",
+            "a submit-answer problem cannot be interactive or multi-pass",
+        ));
+    }
+    Ok(Types {
+        kind,
+        interactive,
+        multi_pass,
+        submit_answer,
+    })
 }
 
 /// Legacy `validation`: how outputs are judged, and whether it is multi-pass.
@@ -676,8 +725,12 @@ mystery: 1
         let cases = [
             ("name: [1, 2]", "problem.yaml: key `name`: must be a string"),
             (
-                "type: submit-answer",
-                "problem.yaml: key `type`: submit-answer problems are not supported by this judge yet",
+                "type: [submit-answer, interactive]",
+                "problem.yaml: key `type`: a submit-answer problem cannot be interactive or multi-pass",
+            ),
+            (
+                "languages: []",
+                "problem.yaml: key `languages`: must not be empty",
             ),
             (
                 "type: [pass-fail, puzzle]",

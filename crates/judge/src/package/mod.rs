@@ -219,6 +219,11 @@ pub struct Problem {
     pub allow_file_writing: bool,
     /// Each test runs again on the input its validator writes (`nextpass.in`).
     pub multi_pass: bool,
+    /// `submit-answer`: a submission is the answers (outputs) themselves, one file per test
+    /// (see [`crate::Answers`]); nothing is compiled or run.
+    pub submit_answer: bool,
+    /// `languages`: the format's language codes submissions may use; `None`: all.
+    pub languages: Option<Vec<String>>,
     pub constants: Constants,
     /// `input_validators/`: run on every test input by `problem verify`.
     pub input_validators: Vec<InputValidator>,
@@ -279,7 +284,7 @@ impl Problem {
             _ => {}
         }
         let data = testdata::load(&dir, config.kind, config.version, &mut warnings)?;
-        let submissions = submissions::find(&dir, &mut warnings)?;
+        let submissions = submissions::find(&dir, config.submit_answer, &mut warnings)?;
         Ok(Problem {
             dir,
             version: config.version,
@@ -295,11 +300,26 @@ impl Problem {
             time_limit_fixed: fixed.is_some(),
             allow_file_writing: config.allow_file_writing,
             multi_pass: config.multi_pass,
+            submit_answer: config.submit_answer,
+            languages: config.languages,
             constants: config.constants,
             input_validators,
             invalid_inputs,
             warnings,
         })
+    }
+
+    /// Whether submissions in `language_id` (one of ours) may be judged: `languages` names
+    /// its code, or says nothing.
+    pub fn allows_language(&self, language_id: &str) -> Result<(), String> {
+        let code = crate::program::language_code(language_id);
+        match &self.languages {
+            Some(codes) if !codes.iter().any(|c| c == code) => Err(format!(
+                "{code} is not one of this problem's languages ({})",
+                codes.join(", ")
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Whether outputs are judged by an interactive validator.

@@ -71,8 +71,10 @@ pub fn default_rule(dir: &str) -> Option<Rule> {
 }
 
 /// Finds the submissions and reads `submissions.yaml`.
+/// The package's submissions; `answers`: they are answer files (submit-answer), not programs.
 pub(super) fn find(
     dir: &Path,
+    answers: bool,
     warnings: &mut Vec<PackageWarning>,
 ) -> Result<Vec<PackageSubmission>, PackageError> {
     let root = dir.join("submissions");
@@ -130,7 +132,7 @@ pub(super) fn find(
                 .collect();
             let language = matching.iter().rev().find_map(|p| p.language.clone());
             let entrypoint = matching.iter().rev().find_map(|p| p.entrypoint.clone());
-            if path.is_file() && language.is_none() && language_of(&path).is_none() {
+            if !answers && path.is_file() && language.is_none() && language_of(&path).is_none() {
                 warnings.push(PackageError::new(
                     display,
                     "not a source file of a known language (skipped)",

@@ -62,6 +62,10 @@ pub struct GroupSettings {
     pub input_validator_args: InputValidatorArgs,
     /// `args`: the submission's command-line arguments for these tests.
     pub args: Vec<String>,
+    /// `require_pass` (2025-09), with the parents' own: groups (paths below `data/`) every
+    /// test of which must be accepted for these tests to count; otherwise they are not run
+    /// and score nothing.
+    pub require_pass: Vec<String>,
 }
 
 /// Input validator arguments: for every validator, or for one by name.
@@ -98,6 +102,7 @@ impl GroupSettings {
             output_validator_flags: None,
             input_validator_args: InputValidatorArgs::default(),
             args: Vec::new(),
+            require_pass: Vec::new(),
         }
     }
 }
@@ -114,6 +119,9 @@ pub struct TestCase {
     /// `args` (2025-09): command-line arguments for the submission, from the case's own
     /// `<name>.yaml` or its group's configuration.
     pub args: Vec<String>,
+    /// `<name>.files/` (2025-09): files copied into the submission's (and the input
+    /// validators') working directory for this test.
+    pub files: Option<PathBuf>,
 }
 
 /// A directory of tests.
@@ -153,10 +161,63 @@ impl TestGroup {
         })
     }
 
+    /// The group at `name` (a path below `data/`), this one or below it.
+    pub fn group(&self, name: &str) -> Option<&TestGroup> {
+        if self.name == name {
+            return Some(self);
+        }
+        self.items.iter().find_map(|item| match item {
+            TestItem::Group(child) => child.group(name),
+            TestItem::Case(_) => None,
+        })
+    }
+
     /// Whether this is the sample group (or inside it).
     pub fn is_sample(&self) -> bool {
         self.name == "sample" || self.name.starts_with("sample/")
     }
+}
+
+/// `require_pass` names groups that exist, come before the group that names them and are not
+/// its ancestors; `sample` depends on nothing, and only scoring problems have dependencies.
+fn check_dependencies(
+    root: &TestGroup,
+    group: &TestGroup,
+    kind: ProblemKind,
+) -> Result<(), PackageError> {
+    let fail = |reason: String| {
+        Err(PackageError {
+            file: PathBuf::from("data")
+                .join(&group.name)
+                .join("test_group.yaml"),
+            key: Some("require_pass".into()),
+            reason,
+        })
+    };
+    for required in &group.settings.require_pass {
+        if kind == ProblemKind::PassFail {
+            return fail("only scoring problems have group dependencies".into());
+        }
+        if group.is_sample() {
+            return fail("sample cannot depend on another group".into());
+        }
+        if root.group(required).is_none() {
+            return fail(format!("there is no test group data/{required}"));
+        }
+        let ancestor = group.name.starts_with(&format!("{required}/"));
+        if ancestor || required.as_str() >= group.name.as_str() {
+            return fail(format!(
+                "{required} must come before {} (and not contain it)",
+                group.name
+            ));
+        }
+    }
+    for item in &group.items {
+        if let TestItem::Group(child) = item {
+            check_dependencies(root, child, kind)?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn load(
@@ -187,6 +248,7 @@ pub(super) fn load(
             "no test cases (.in with .ans) under data/",
         ));
     }
+    check_dependencies(&root, &root, kind)?;
     for item in &root.items {
         if let TestItem::Case(case) = item {
             return Err(PackageError::new(
@@ -276,6 +338,15 @@ fn load_group(
             .file_stem()
             .and_then(|s| s.to_str())
             .ok_or_else(|| PackageError::new(relative(path), "file name is not UTF-8"))?;
+        if path.is_dir() && path.extension().is_some_and(|e| e == "files") {
+            if !path.with_extension("in").is_file() {
+                warnings.push(PackageError::new(
+                    relative(path),
+                    "a .files directory without a test case of its name (ignored)",
+                ));
+            }
+            continue;
+        }
         if path.is_dir() {
             if name.is_empty() && !matches!(stem, "sample" | "secret") {
                 // Other top-level directories (e.g. invalid_inputs) are not judged.
@@ -312,6 +383,7 @@ fn load_group(
                 input: path.clone(),
                 answer,
                 args,
+                files: Some(path.with_extension("files")).filter(|dir| dir.is_dir()),
             }));
         } else if path.extension().is_some_and(|e| e == "ans")
             && !path.with_extension("in").is_file()
@@ -406,7 +478,9 @@ fn count_cases(dir: &Path) -> usize {
         .flatten()
         .map(|e| e.path())
         .map(|path| {
-            if path.is_dir() {
+            if path.extension().is_some_and(|e| e == "files") {
+                0
+            } else if path.is_dir() {
                 count_cases(&path)
             } else {
                 usize::from(path.extension().is_some_and(|e| e == "in"))
@@ -551,10 +625,22 @@ fn parse_testdata_yaml(
                 }
             }
             "require_pass" => {
-                return Err(err(
-                    key,
-                    "group dependencies (require_pass) are not supported by this judge yet".into(),
-                ))
+                let names = match value {
+                    Value::String(name) => vec![name.clone()],
+                    other => string_list(other)
+                        .ok_or_else(|| err(key, "must be a group name or a list of them".into()))?,
+                };
+                for name in names {
+                    let path = match name.trim_matches('/') {
+                        "sample" => "sample".to_string(),
+                        "secret" => "secret".to_string(),
+                        own if own.starts_with("secret/") => own.to_string(),
+                        own => format!("secret/{own}"),
+                    };
+                    if !settings.require_pass.contains(&path) {
+                        settings.require_pass.push(path);
+                    }
+                }
             }
             "args" => {
                 settings.args = string_list(value)

@@ -55,6 +55,14 @@ fn main() {
             input_validators,
         ),
         Trial::test("test_case_args_reach_the_submission", test_case_args),
+        Trial::test(
+            "submit_answer_source_is_the_answer",
+            submit_answer_source_is_the_answer,
+        ),
+        Trial::test(
+            "languages_outside_the_problems_list_are_refused",
+            languages_outside_the_problems_list_are_refused,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -492,4 +500,55 @@ fn test_case_args() -> Result<(), Failed> {
         Coverage::All,
     )?;
     expect(&report, &[Verdict::AC, Verdict::AC, Verdict::AC])
+}
+
+/// A submit-answer problem judged the way the server judges a submission: the source is the
+/// answer to every test, checked by the output validator and never run.
+fn submit_answer_source_is_the_answer() -> Result<(), Failed> {
+    let dir = package(&[
+        (
+            "problem.yaml",
+            "problem_format_version: 2025-09\nname: answers\ntype: submit-answer\n",
+        ),
+        ("data/sample/1.in", "2 + 2\n"),
+        ("data/sample/1.ans", "4\n"),
+        ("data/secret/1.in", "3 + 1\n"),
+        ("data/secret/1.ans", "4\n"),
+        ("data/secret/2.in", "2 + 3\n"),
+        ("data/secret/2.ans", "5\n"),
+    ]);
+    // Were it run, this "program" would print nothing: the answers are its bytes.
+    let report = judge(dir.path(), "python3", "4\n", Coverage::All)?;
+    expect(&report, &[Verdict::AC, Verdict::AC, Verdict::WA])?;
+    assert!(report.tests[2].message.contains("differs"), "{report:#?}");
+    assert_eq!(report.compile_output, "");
+    Ok(())
+}
+
+/// `languages` in problem.yaml: a submission in another language is refused with the reason,
+/// before anything is compiled.
+fn languages_outside_the_problems_list_are_refused() -> Result<(), Failed> {
+    let dir = package(&[
+        (
+            "problem.yaml",
+            "problem_format_version: 2025-09\nname: c only\nlanguages: [c]\n",
+        ),
+        ("data/secret/1.in", "\n"),
+        ("data/secret/1.ans", "1\n"),
+    ]);
+    let refused = judge(dir.path(), "python3", "print(1)\n", Coverage::All)?;
+    assert_eq!(refused.verdict, Verdict::CE, "{refused:#?}");
+    assert!(
+        refused
+            .compile_output
+            .contains("python3 is not one of this problem's languages (c)"),
+        "{refused:#?}"
+    );
+    let allowed = judge(
+        dir.path(),
+        "c",
+        "#include <stdio.h>\nint main(void) { puts(\"1\"); return 0; }\n",
+        Coverage::All,
+    )?;
+    expect(&allowed, &[Verdict::AC])
 }

@@ -320,16 +320,20 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        println!(
-            "time limit {} ms ({}), TLE margin {} ms",
-            report.time_limit_ms,
-            if report.time_limit_derived {
-                "derived from the accepted submissions"
-            } else {
-                "the package's"
-            },
-            report.margin_ms
-        );
+        if report.submit_answer {
+            println!("submit-answer: the answers are judged as given, without a time limit");
+        } else {
+            println!(
+                "time limit {} ms ({}), TLE margin {} ms",
+                report.time_limit_ms,
+                if report.time_limit_derived {
+                    "derived from the accepted submissions"
+                } else {
+                    "the package's"
+                },
+                report.margin_ms
+            );
+        }
     }
     Ok(if report.ok {
         ExitCode::SUCCESS
