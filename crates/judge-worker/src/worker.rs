@@ -430,7 +430,7 @@ impl JudgeWorker {
         problem.limits.memory_mib = job.facts.memory_mib;
         // Live progress goes to the port from a task; the judging thread only records the
         // latest value, so a slow port never slows judging down.
-        let total = problem.test_cases().len() as u32;
+        let total = problem.data.cases_in_order().len() as u32;
         let (progress_tx, mut progress_rx) = tokio::sync::watch::channel(None::<JudgeProgress>);
         let forward = {
             let (port, id, attempt) =

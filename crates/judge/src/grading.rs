@@ -269,7 +269,11 @@ fn group_score(group: &TestGroup, outcome: CaseOutcome<'_>) -> f64 {
         .filter_map(|item| match item {
             TestItem::Case(case) => Some(match outcome(case) {
                 Some((Verdict::AC, Some(score))) => score,
-                Some((Verdict::AC, None)) => settings.accept_score,
+                Some((Verdict::AC, None)) => case
+                    .static_validation
+                    .as_ref()
+                    .and_then(|v| v.score)
+                    .unwrap_or(settings.accept_score),
                 _ => settings.reject_score,
             }),
             TestItem::Group(child) if settings.ignore_sample && child.is_sample() => None,
@@ -326,6 +330,7 @@ mod tests {
             sample: name.starts_with("sample/"),
             args: Vec::new(),
             files: None,
+            static_validation: None,
         })
     }
 
@@ -373,6 +378,7 @@ mod tests {
             validator_flags: String::new(),
             limits: Default::default(),
             validator: None,
+            static_validator: None,
             data,
             submissions: Vec::new(),
             time_limit_fixed: true,

@@ -407,6 +407,8 @@ enum Checker {
 pub struct PreparedProblem<'p> {
     pub problem: &'p Problem,
     checker: Checker,
+    /// The compiled static validator, for the static validation test cases.
+    static_validator: Option<Compiled>,
 }
 
 /// Compiles and judges in the sandbox.
@@ -420,6 +422,8 @@ pub struct Judge<'a> {
 const INPUT: &str = "/data/input";
 const ANSWER: &str = "/data/answer";
 const FEEDBACK: &str = "/feedback";
+/// Where a static validator finds the submission's files (its working directory).
+const SUBMISSION: &str = "/submission";
 /// Output shown for sample tests, at most.
 const SAMPLE_OUTPUT_BYTES: usize = 64 * 1024;
 
@@ -469,7 +473,16 @@ impl<'a> Judge<'a> {
                 ))
             }
         };
-        Ok(PreparedProblem { problem, checker })
+        let static_validator = problem
+            .static_validator
+            .as_ref()
+            .map(|source| self.compile_package_program(problem, source))
+            .transpose()?;
+        Ok(PreparedProblem {
+            problem,
+            checker,
+            static_validator,
+        })
     }
 
     pub(crate) fn sandbox(&self) -> &dyn Sandbox {
@@ -677,6 +690,71 @@ impl<'a> Judge<'a> {
         aggregate(problem, &plan, results, rules, String::new())
     }
 
+    /// A static validation test case: the static validator reads the submission's files
+    /// (its working directory) and judges them like an output validator
+    /// (`language entry_point feedback_dir [args]`).
+    fn run_static(
+        &self,
+        prepared: &PreparedProblem<'_>,
+        submission: &Compiled,
+        case: &TestCase,
+        validation: &crate::package::StaticValidation,
+    ) -> TestResult {
+        let mut result = TestResult::unjudged(case);
+        let Some(validator) = &prepared.static_validator else {
+            result.message = "no static validator was prepared".into();
+            return result;
+        };
+        let feedback = match feedback_dir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                result.message = format!("feedback directory: {e}");
+                return result;
+            }
+        };
+        let layout = &submission.layout;
+        let entry = if layout.main_class.is_empty() {
+            &layout.entry
+        } else {
+            &layout.main_class
+        };
+        let mut args = vec![
+            crate::program::language_code(&submission.language.config.id).to_string(),
+            entry.clone(),
+            format!("{FEEDBACK}/"),
+        ];
+        args.extend(validation.args.iter().cloned());
+        let limits = &prepared.problem.limits;
+        let sandbox_limits = Limits {
+            cpu_time_ms: limits.validation_time_s * 1000,
+            wall_time_ms: limits.validation_time_s * 2000,
+            memory_bytes: (limits.validation_memory_mib
+                + validator.language.config.memory_overhead_mib)
+                << 20,
+            output_bytes: limits.validation_output_mib << 20,
+            pids: validator.language.config.run_pids,
+            ..Limits::default()
+        };
+        let mut spec = validator
+            .spec(limits.validation_memory_mib, &args, sandbox_limits)
+            .bind(Bind::read_only(submission.dir(), SUBMISSION))
+            .bind(Bind {
+                source: feedback.path().to_path_buf(),
+                target: PathBuf::from(FEEDBACK),
+                writable: true,
+            });
+        spec.cwd = Some(PathBuf::from(SUBMISSION));
+        let decision = match self.sandbox.run(&spec) {
+            Ok(outcome) => read_feedback(&outcome, feedback.path()),
+            Err(e) => system_error(format!("invalid static validator run: {e}")),
+        };
+        result.verdict = decision.verdict;
+        result.message = decision.message;
+        result.score = decision.score;
+        result.package_fault = decision.package_fault;
+        result
+    }
+
     /// One test of a submit-answer submission.
     fn check_answer(
         &self,
@@ -779,9 +857,16 @@ impl<'a> Judge<'a> {
         let rules = options.coverage.rules(problem.kind);
         let plan = Plan::new(&problem.data);
         let abort = options.abort.clone().unwrap_or_default();
-        let results = self.run_plan(&plan, rules, &abort, progress, &|case, settings| {
-            self.run_test(prepared, &program, case, settings, &abort)
-        });
+        let results = self.run_plan(
+            &plan,
+            rules,
+            &abort,
+            progress,
+            &|case, settings| match &case.static_validation {
+                Some(validation) => self.run_static(prepared, &program, case, validation),
+                None => self.run_test(prepared, &program, case, settings, &abort),
+            },
+        );
         Ok(aggregate(problem, &plan, results, rules, compile_output))
     }
 

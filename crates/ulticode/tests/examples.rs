@@ -139,8 +139,8 @@ fn zerosum_scores_two_subtasks() {
 
 /// Test-case `.files` in the working directory of submissions and input validators, a
 /// working directory submissions may write in (`allow_file_writing`, fresh for every test),
-/// and group dependencies (`require_pass`): a group whose required group failed is not run
-/// and scores nothing.
+/// group dependencies (`require_pass`: a group whose required group failed is not run and
+/// scores nothing) and a static validator (10 style points for the submission's source).
 #[test]
 fn tables_has_files_writing_and_group_dependencies() {
     let report = verify("tables");
@@ -154,7 +154,7 @@ fn tables_has_files_writing_and_group_dependencies() {
             .unwrap_or_else(|| panic!("no row {name}: {report:#}"))
     };
     let not_run = row("submissions/rejected/wrong_first.py");
-    assert_eq!(not_run["got"], "WA (0)", "{not_run:#}");
+    assert_eq!(not_run["got"], "WA (10)", "{not_run:#}");
     assert_eq!(
         not_run["groups"],
         serde_json::json!([
@@ -169,6 +169,10 @@ fn tables_has_files_writing_and_group_dependencies() {
         "RE (0)"
     );
     assert_eq!(row("submissions/accepted/cached.py")["got"], "AC (100)");
+    assert_eq!(
+        row("submissions/partially_accepted/long_lines.py")["got"],
+        "WA (90)"
+    );
     let validation = &report["input_validation"][0];
     assert_eq!(validation["accepted"], 6, "{validation:#}");
 }

@@ -22,7 +22,8 @@ pub(crate) use config::parse_yaml;
 pub use config::{Constants, FormatVersion};
 pub use submissions::{default_rule, format_verdict, glob_matches, PackageSubmission, Rule};
 pub use testdata::{
-    Aggregation, GroupSettings, OnReject, TestCase, TestGroup, TestItem, VerdictMode,
+    Aggregation, GroupSettings, OnReject, StaticValidation, TestCase, TestGroup, TestItem,
+    VerdictMode, STATIC_CASE,
 };
 pub use validators::{InputValidator, InputValidatorKind, ValidatorSource, SCRIPTS};
 
@@ -209,6 +210,9 @@ pub struct Problem {
     pub validator_flags: String,
     pub limits: ProblemLimits,
     pub validator: Option<ValidatorSource>,
+    /// `static_validator/` (2025-09): judges the submission's files for the static
+    /// validation test cases.
+    pub static_validator: Option<ValidatorSource>,
     /// The root group (`data/`), with `sample` and `secret` below it.
     pub data: TestGroup,
     pub submissions: Vec<PackageSubmission>,
@@ -284,6 +288,25 @@ impl Problem {
             _ => {}
         }
         let data = testdata::load(&dir, config.kind, config.version, &mut warnings)?;
+        let static_validator = validators::find_static_validator(&dir)?;
+        let static_cases = data
+            .cases_in_order()
+            .iter()
+            .any(|case| case.static_validation.is_some());
+        match (&static_validator, static_cases) {
+            (Some(_), _) if config.submit_answer => return Err(PackageError::new(
+                "static_validator",
+                "a submit-answer problem has no static validator (its submissions are no programs)",
+            )),
+            (None, true) => {
+                return Err(PackageError::key(
+                    "data",
+                    "static_validation_score",
+                    "static validation test cases need a static validator in static_validator/",
+                ))
+            }
+            _ => {}
+        }
         let submissions = submissions::find(&dir, config.submit_answer, &mut warnings)?;
         Ok(Problem {
             dir,
@@ -295,6 +318,7 @@ impl Problem {
             validator_flags: config.validator_flags,
             limits,
             validator,
+            static_validator,
             data,
             submissions,
             time_limit_fixed: fixed.is_some(),
@@ -333,9 +357,12 @@ impl Problem {
         )
     }
 
-    /// Every test case in judging order.
+    /// Every test case with data (an input and an answer) in judging order; static
+    /// validation test cases are judged too but have none.
     pub fn test_cases(&self) -> Vec<&TestCase> {
-        self.data.cases_in_order()
+        let mut cases = self.data.cases_in_order();
+        cases.retain(|case| case.static_validation.is_none());
+        cases
     }
 
     /// The files `include/` adds to every submission in a language: those of

@@ -108,7 +108,7 @@ impl GroupSettings {
 }
 
 /// One test: an input and the judge's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TestCase {
     /// Path below `data/` without the extension, e.g. `secret/group1/03`.
     pub name: String,
@@ -122,7 +122,21 @@ pub struct TestCase {
     /// `<name>.files/` (2025-09): files copied into the submission's (and the input
     /// validators') working directory for this test.
     pub files: Option<PathBuf>,
+    /// A group's static validation test case (2025-09): the static validator judges the
+    /// submission's files instead of a run; it has no input or answer.
+    pub static_validation: Option<StaticValidation>,
 }
+
+/// A static validation test case: `static_validation_score` and `static_validator_args`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaticValidation {
+    /// Its score when accepted; `None` for `pass-fail`.
+    pub score: Option<f64>,
+    pub args: Vec<String>,
+}
+
+/// The name of a group's static validation test case, below the group.
+pub const STATIC_CASE: &str = "static_validation";
 
 /// A directory of tests.
 #[derive(Debug, Clone, PartialEq)]
@@ -333,6 +347,14 @@ fn load_group(
         }
     };
     let mut items = Vec::new();
+    if let Some(case) = scoring.static_case(&name, &settings, modern_scoring) {
+        let case = case.map_err(|reason| PackageError {
+            file: relative(config.as_deref().unwrap_or(dir)),
+            key: Some("static_validation_score".into()),
+            reason,
+        })?;
+        items.push(TestItem::Case(case));
+    }
     for path in &entries {
         let stem = path
             .file_stem()
@@ -384,6 +406,7 @@ fn load_group(
                 answer,
                 args,
                 files: Some(path.with_extension("files")).filter(|dir| dir.is_dir()),
+                static_validation: None,
             }));
         } else if path.extension().is_some_and(|e| e == "ans")
             && !path.with_extension("in").is_file()
@@ -413,6 +436,9 @@ struct Scoring {
     /// `None`: not given; `Some(None)`: `unbounded`.
     max_score: Option<Option<f64>>,
     aggregation: Option<ScoreAggregation>,
+    /// `static_validation_score`: `Some(None)` is `pass-fail`. Never inherited.
+    static_score: Option<Option<f64>>,
+    static_args: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -427,6 +453,67 @@ impl Scoring {
         self.max_score.is_some() || self.aggregation.is_some()
     }
 
+    /// `score_aggregation`, or its default: `sum` for `secret`, `pass-fail` for a group.
+    fn aggregation(&self, secret: bool) -> ScoreAggregation {
+        self.aggregation.unwrap_or(if secret {
+            ScoreAggregation::Sum
+        } else {
+            ScoreAggregation::PassFail
+        })
+    }
+
+    /// The group's static validation test case, if it has one. A score needs a scoring group
+    /// that is not pass-fail; `pass-fail` needs the opposite.
+    fn static_case(
+        &self,
+        group: &str,
+        settings: &GroupSettings,
+        modern_scoring: bool,
+    ) -> Option<Result<TestCase, String>> {
+        let Some(score) = self.static_score else {
+            return self
+                .static_args
+                .is_some()
+                .then(|| Err("static_validator_args without static_validation_score".into()));
+        };
+        let aggregation = self.aggregation(group == "secret");
+        let pass_fail_group = !modern_scoring || aggregation == ScoreAggregation::PassFail;
+        let score = match score {
+            Some(_) if pass_fail_group => {
+                return Some(Err(
+                    "a score needs a scoring problem's group with sum or min aggregation (or say pass-fail)".into(),
+                ))
+            }
+            None if !pass_fail_group => {
+                return Some(Err(
+                    "pass-fail needs a pass-fail problem or score_aggregation: pass-fail".into(),
+                ))
+            }
+            // With `min` every test is worth the group's maximum, the static one too.
+            Some(points) if aggregation == ScoreAggregation::Min => {
+                settings.range.map(|(_, max)| max).or(Some(points))
+            }
+            other => other,
+        };
+        let name = if group.is_empty() {
+            STATIC_CASE.to_string()
+        } else {
+            format!("{group}/{STATIC_CASE}")
+        };
+        Some(Ok(TestCase {
+            sample: group == "sample" || group.starts_with("sample/"),
+            name,
+            input: PathBuf::new(),
+            answer: PathBuf::new(),
+            args: Vec::new(),
+            files: None,
+            static_validation: Some(StaticValidation {
+                score,
+                args: self.static_args.clone().unwrap_or_default(),
+            }),
+        }))
+    }
+
     /// Expresses the group's scoring in the grader's terms: a test's score when accepted
     /// (the maximum for `min` and `pass-fail`, an equal share of it for `sum`) and how the
     /// group combines them (`pass-fail` is the minimum of all-or-nothing tests).
@@ -436,11 +523,7 @@ impl Scoring {
         secret: bool,
         cases: usize,
     ) -> Result<(), String> {
-        let aggregation = self.aggregation.unwrap_or(if secret {
-            ScoreAggregation::Sum
-        } else {
-            ScoreAggregation::PassFail
-        });
+        let aggregation = self.aggregation(secret);
         let max = match self.max_score {
             Some(max) => max,
             None if secret => Some(100.0),
@@ -456,7 +539,13 @@ impl Scoring {
                 Err("a pass-fail group needs a bounded max_score".into())
             }
             (ScoreAggregation::Sum, Some(max)) => {
-                settings.accept_score = max / cases.max(1) as f64;
+                let static_score = self.static_score.flatten().unwrap_or(0.0);
+                if static_score > max {
+                    return Err(format!(
+                        "static_validation_score {static_score} is more than max_score {max}"
+                    ));
+                }
+                settings.accept_score = (max - static_score) / cases.max(1) as f64;
                 Ok(())
             }
             (_, Some(max)) => {
@@ -649,11 +738,27 @@ fn parse_testdata_yaml(
             "input_validator_flags" | "input_validator_args" => {
                 settings.input_validator_args = input_validator_args(key, value)?
             }
+            "static_validation_score" => {
+                scoring.static_score = Some(match value {
+                    Value::String(text) if text == "pass-fail" => None,
+                    other => Some(
+                        other
+                            .as_f64()
+                            .filter(|n| n.is_finite() && *n >= 0.0)
+                            .ok_or_else(|| {
+                                err(key, "must be a non-negative number or pass-fail".into())
+                            })?,
+                    ),
+                })
+            }
+            "static_validator_args" => {
+                scoring.static_args = Some(
+                    string_list(value)
+                        .ok_or_else(|| err(key, "must be a list of strings".into()))?,
+                )
+            }
             // Display settings do not change how a submission is judged.
-            "full_feedback"
-            | "input_visualizer_args"
-            | "output_visualizer_args"
-            | "static_validator_args" => {}
+            "full_feedback" | "input_visualizer_args" | "output_visualizer_args" => {}
             other => unknown.push(err(other, "unknown key (ignored)".into())),
         }
     }
@@ -920,6 +1025,83 @@ mod tests {
         assert_eq!(b.settings.aggregation, Aggregation::Min);
         // Inherited from the root of a scoring problem.
         assert_eq!(b.settings.on_reject, OnReject::Continue);
+    }
+
+    #[test]
+    fn group_dependencies_and_static_validation_are_checked_where_they_are_written() {
+        let cases: [(&str, ProblemKind, &str, Result<(), &str>); 7] = [
+            ("secret/b", ProblemKind::Scoring, "max_score: 50\nrequire_pass: a\n", Ok(())),
+            (
+                "secret/a",
+                ProblemKind::Scoring,
+                "max_score: 50\nrequire_pass: b\n",
+                Err("data/secret/a/test_group.yaml: key `require_pass`: secret/b must come before secret/a"),
+            ),
+            (
+                "secret/b",
+                ProblemKind::Scoring,
+                "max_score: 50\nrequire_pass: [sample, nowhere]\n",
+                Err("key `require_pass`: there is no test group data/secret/nowhere"),
+            ),
+            (
+                "secret/b",
+                ProblemKind::PassFail,
+                "require_pass: a\n",
+                Err("key `require_pass`: only scoring problems have group dependencies"),
+            ),
+            (
+                "secret/b",
+                ProblemKind::Scoring,
+                "max_score: 50\nstatic_validator_args: [x]\n",
+                Err("key `static_validation_score`: static_validator_args without static_validation_score"),
+            ),
+            (
+                "secret/b",
+                ProblemKind::Scoring,
+                "max_score: 50\nscore_aggregation: pass-fail\nstatic_validation_score: 5\n",
+                Err("key `static_validation_score`: a score needs a scoring problem's group"),
+            ),
+            (
+                "secret/b",
+                ProblemKind::Scoring,
+                "max_score: 50\nscore_aggregation: sum\nstatic_validation_score: 60\n",
+                Err("key `max_score`: static_validation_score 60 is more than max_score 50"),
+            ),
+        ];
+        for (group, kind, yaml, expected) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let config = format!("data/{group}/test_group.yaml");
+            let other = if group == "secret/a" {
+                "secret/b"
+            } else {
+                "secret/a"
+            };
+            let other_config = format!("data/{other}/test_group.yaml");
+            write(
+                dir.path(),
+                &[
+                    ("data/sample/1.in", ""),
+                    ("data/sample/1.ans", ""),
+                    (&format!("data/{group}/1.in"), ""),
+                    (&format!("data/{group}/1.ans"), ""),
+                    (&format!("data/{other}/1.in"), ""),
+                    (&format!("data/{other}/1.ans"), ""),
+                    (&other_config, "max_score: 50\n"),
+                    (&config, yaml),
+                ],
+            );
+            let loaded = load(dir.path(), kind, FormatVersion::Modern, &mut Vec::new());
+            match (loaded, expected) {
+                (Ok(root), Ok(())) => {
+                    let b = root.group("secret/b").unwrap();
+                    assert_eq!(b.settings.require_pass, ["secret/a"], "{yaml}");
+                }
+                (Err(err), Err(wanted)) => {
+                    assert!(err.to_string().contains(wanted), "{yaml}: {err}")
+                }
+                (got, wanted) => panic!("{yaml}: {got:?}, expected {wanted:?}"),
+            }
+        }
     }
 
     #[test]

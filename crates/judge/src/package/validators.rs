@@ -130,6 +130,16 @@ fn programs_in(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// `static_validator/` (2025-09), a program like the output validator.
+pub(super) fn find_static_validator(dir: &Path) -> Result<Option<ValidatorSource>, PackageError> {
+    let path = dir.join("static_validator");
+    if path.is_dir() {
+        program(dir, &path).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 pub(super) fn find_output_validator(dir: &Path) -> Result<Option<ValidatorSource>, PackageError> {
     let mut candidates = programs_in(&dir.join("output_validators"));
     // Helper files beside a single-file validator are not programs of their own.
