@@ -191,6 +191,27 @@ pub(crate) fn max_score(problem: &Problem) -> Option<f64> {
         .then(|| group_score(&problem.data, &|_| Some((Verdict::AC, None))))
 }
 
+/// The score of every group (by its path below `data/`; the root is `""`) from the counted
+/// tests, as `aggregate` computes the submission's.
+pub(crate) fn group_scores(problem: &Problem, tests: &[TestResult]) -> Vec<(String, f64)> {
+    let by_name: HashMap<&str, (Verdict, Option<f64>)> = tests
+        .iter()
+        .map(|t| (t.name.as_str(), (t.verdict, t.score)))
+        .collect();
+    let outcome = |case: &TestCase| by_name.get(case.name.as_str()).copied();
+    fn walk(group: &TestGroup, outcome: CaseOutcome<'_>, out: &mut Vec<(String, f64)>) {
+        out.push((group.name.clone(), group_score(group, outcome)));
+        for item in &group.items {
+            if let TestItem::Group(child) = item {
+                walk(child, outcome, out);
+            }
+        }
+    }
+    let mut scores = Vec::new();
+    walk(&problem.data, &outcome, &mut scores);
+    scores
+}
+
 /// A counted test's verdict and reported score; `None` for a test that was skipped.
 type CaseOutcome<'a> = &'a dyn Fn(&TestCase) -> Option<(Verdict, Option<f64>)>;
 

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use crate::grading::graded_verdict;
+use crate::grading::{graded_verdict, group_scores};
 use crate::input_validation::{validate_inputs, InputValidation};
 use crate::judging::{Answers, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
 use crate::package::{
@@ -351,6 +351,7 @@ fn verify_one(
     let at_margin = View::as_run(&report);
     row.got = at_limit.describe(&report);
     row.groups = group_cells(&summary_groups(problem), &at_limit);
+    let group_scores = group_scores(problem, &report.tests);
     let meets = |view: &View| {
         let tests: Vec<(String, &str, String)> = view
             .verdicts
@@ -365,7 +366,7 @@ fn verify_one(
         submission
             .rules
             .iter()
-            .try_for_each(|rule| rule.check(&tests, report.score))
+            .try_for_each(|rule| rule.check(&tests, report.score, &group_scores))
     };
     row.outcome = match (meets(&at_limit), meets(&at_margin)) {
         (Ok(()), _) => RowOutcome::Match,
@@ -451,7 +452,7 @@ impl Expectation {
             if view.compile_error {
                 return Err(format!("CE: {}", first_line(&report.compile_output)));
             }
-            rule.check(tests, None)?;
+            rule.check(tests, None, &[])?;
             if self == Expectation::Accepted && report.score != report.max_score {
                 return Err(format!(
                     "score {} is not the maximum {}",

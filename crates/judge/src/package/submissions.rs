@@ -258,14 +258,6 @@ fn parse_submissions_yaml(
                             ));
                         }
                     }
-                    if rule.score.is_some() {
-                        warnings.push(PackageError::key(
-                            FILE,
-                            &format!("{full}.score"),
-                            "a test group's score is not checked by this judge yet",
-                        ));
-                        rule.score = None;
-                    }
                     pattern.rules.push(rule);
                 }
             }
@@ -350,11 +342,13 @@ impl Rule {
     }
 
     /// Checks the rule against each test's format verdict (`AC`, `WA`, `TLE`, `RTE`) and
-    /// message, and the submission's score.
+    /// message, and the submission's score; a rule for test groups checks the score of each
+    /// group it matches (`group_scores`: path below `data/` → score).
     pub fn check(
         &self,
         tests: &[(String, &str, String)],
         score: Option<f64>,
+        group_scores: &[(String, f64)],
     ) -> Result<(), String> {
         let covered: Vec<&(String, &str, String)> = tests
             .iter()
@@ -387,9 +381,28 @@ impl Rule {
                 return Err(format!("no test{scope} got {}", required.join(" or ")));
             }
         }
-        if let (Some((low, high)), Some(score)) = (self.score, score) {
-            if score < low - 1e-9 || score > high + 1e-9 {
-                return Err(format!("score {score} is not in [{low}, {high}]"));
+        if let Some((low, high)) = self.score {
+            let outside = |score: f64| score < low - 1e-9 || score > high + 1e-9;
+            match &self.tests {
+                None => {
+                    if let Some(score) = score.filter(|s| outside(*s)) {
+                        return Err(format!("score {score} is not in [{low}, {high}]"));
+                    }
+                }
+                Some(glob) => {
+                    let groups: Vec<&(String, f64)> = group_scores
+                        .iter()
+                        .filter(|(group, _)| glob_matches(glob, group))
+                        .collect();
+                    if groups.is_empty() {
+                        return Err(format!("no test group matches {glob} (for its score)"));
+                    }
+                    if let Some((group, score)) = groups.into_iter().find(|(_, s)| outside(*s)) {
+                        return Err(format!(
+                            "score {score} of {group} is not in [{low}, {high}]"
+                        ));
+                    }
+                }
             }
         }
         if let Some(message) = &self.message {
@@ -494,9 +507,9 @@ mod tests {
         assert_eq!(patterns[3].rules.len(), 2);
         assert_eq!(patterns[3].rules[1].tests.as_deref(), Some("secret/*-hard"));
         let warned: Vec<String> = warnings.iter().map(ToString::to_string).collect();
-        assert_eq!(warned.len(), 2, "{warned:?}");
-        assert!(warned[0].contains("a test group's score is not checked"));
-        assert!(warned[1].contains("solves_easy.py.colour"));
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(warned[0].contains("solves_easy.py.colour"));
+        assert_eq!(patterns[3].rules[1].score, Some((5.0, 5.0)));
 
         let bad = parse_submissions_yaml("x:\n  permitted: [OK]\n", &mut Vec::new()).unwrap_err();
         assert!(
@@ -517,25 +530,42 @@ mod tests {
         ];
         let mut easy = Rule::empty(Some("secret/*-easy".into()));
         easy.permitted = Some(vec!["AC".into()]);
-        assert_eq!(easy.check(&tests, None), Ok(()));
+        assert_eq!(easy.check(&tests, None, &[]), Ok(()));
         let mut all = Rule::empty(None);
         all.permitted = Some(vec!["AC".into()]);
         assert!(all
-            .check(&tests, None)
+            .check(&tests, None, &[])
             .unwrap_err()
             .contains("TLE on secret/02-hard/1"));
         let mut required = Rule::empty(Some("secret/*-hard".into()));
         required.required = Some(vec!["WA".into()]);
         assert!(required
-            .check(&tests, None)
+            .check(&tests, None, &[])
             .unwrap_err()
             .contains("no test in secret/*-hard got WA"));
         let mut scored = Rule::empty(None);
         scored.score = Some((10.0, 20.0));
-        assert!(scored.check(&tests, Some(30.0)).is_err());
-        assert!(scored.check(&tests, Some(15.0)).is_ok());
+        assert!(scored.check(&tests, Some(30.0), &[]).is_err());
+        assert!(scored.check(&tests, Some(15.0), &[]).is_ok());
+        // A test group's score: every group the glob matches.
+        let mut hard = Rule::empty(Some("secret/*-hard".into()));
+        hard.score = Some((0.0, 5.0));
+        let groups = [
+            ("secret/01-easy".to_string(), 50.0),
+            ("secret/02-hard".to_string(), 5.0),
+            ("secret/03-hard".to_string(), 7.0),
+        ];
+        assert_eq!(
+            hard.check(&tests, Some(62.0), &groups),
+            Err("score 7 of secret/03-hard is not in [0, 5]".into())
+        );
+        assert!(hard.check(&tests, Some(62.0), &groups[..2]).is_ok());
+        assert!(hard
+            .check(&tests, Some(62.0), &groups[..1])
+            .unwrap_err()
+            .contains("no test group matches secret/*-hard"));
         let mut message = Rule::empty(None);
         message.message = Some("slow".into());
-        assert!(message.check(&tests, None).is_ok());
+        assert!(message.check(&tests, None, &[]).is_ok());
     }
 }
