@@ -234,14 +234,14 @@ fn doubling_is_multi_pass() {
     );
 }
 
-/// A Polygon package: `problem import` writes a Kattis-format package (generated tests run
-/// in the sandbox, answers from the main solution, the testlib-style checker and validator
-/// behind build/run scripts, the groups' points), which then verifies.
-#[test]
-fn polygon_package_imports_and_verifies() {
-    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/polygon/sum-two");
+/// Imports the Polygon package `examples/polygon/<name>` into a new directory and verifies
+/// it: what the import said, the directory, and the verification's JSON report.
+fn import_and_verify(name: &str) -> (String, tempfile::TempDir, PathBuf, Value) {
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/polygon")
+        .join(name);
     let target = tempfile::tempdir().unwrap();
-    let imported = target.path().join("sum-two");
+    let imported = target.path().join(name);
     let output = Command::new(env!("CARGO_BIN_EXE_ulticode"))
         .args(["problem", "import"])
         .arg(&source)
@@ -249,12 +249,43 @@ fn polygon_package_imports_and_verifies() {
         .arg(&imported)
         .output()
         .expect("run ulticode");
-    let said = String::from_utf8_lossy(&output.stdout);
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
         "{said}{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    let output = Command::new(env!("CARGO_BIN_EXE_ulticode"))
+        .args(["problem", "verify", "--json"])
+        .arg(&imported)
+        .output()
+        .expect("run ulticode");
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    assert_eq!(report["ok"], true, "{report:#}");
+    (said, target, imported, report)
+}
+
+fn verdicts(report: &Value) -> Vec<(&str, &str)> {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["submission"].as_str().unwrap(),
+                r["got"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A Polygon package: `problem import` writes a Kattis-format package (generated tests run
+/// in the sandbox, answers from the main solution, the testlib-style checker and validator
+/// behind build/run scripts, the groups' points and dependencies), which then verifies.
+#[test]
+fn polygon_package_imports_and_verifies() {
+    let (said, _target, imported, report) = import_and_verify("sum-two");
     assert!(
         said.contains("5 tests (4 inputs generated, 4 answers from the main solution)"),
         "{said}"
@@ -267,26 +298,15 @@ fn polygon_package_imports_and_verifies() {
         .collect();
     assert_eq!(numbers.len(), 2, "{generated}");
     assert!(numbers.iter().all(|n| n.abs() <= 100), "{generated}");
+    // Group dependencies: group 2 on group 1, group 1 on the samples (Polygon's group 0).
+    let config = |group: &str| {
+        std::fs::read_to_string(imported.join(format!("data/secret/{group}/test_group.yaml")))
+            .unwrap()
+    };
+    assert!(config("group1").contains("require_pass: [sample]"));
+    assert!(config("group2").contains("require_pass: [secret/group1]"));
 
-    let output = Command::new(env!("CARGO_BIN_EXE_ulticode"))
-        .args(["problem", "verify", "--json"])
-        .arg(&imported)
-        .output()
-        .expect("run ulticode");
-    let report: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
-    assert_eq!(report["ok"], true, "{report:#}");
-    let got: Vec<(&str, &str)> = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["submission"].as_str().unwrap(),
-                r["got"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let got = verdicts(&report);
     assert!(
         got.contains(&("submissions/wrong_answer/int32.cpp", "WA (40)")),
         "{got:?}"
@@ -298,6 +318,7 @@ fn polygon_package_imports_and_verifies() {
     assert_eq!(report["input_validation"][0]["accepted"], 5, "{report:#}");
 
     // A second import into the same (now non-empty) directory is refused.
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/polygon/sum-two");
     let again = Command::new(env!("CARGO_BIN_EXE_ulticode"))
         .args(["problem", "import"])
         .arg(&source)
@@ -307,6 +328,25 @@ fn polygon_package_imports_and_verifies() {
         .expect("run ulticode");
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("is not empty"));
+}
+
+/// An interactive Polygon package: the interactor becomes an interactive output validator
+/// that runs the checker on the interactor's output; a test without an answer file gets an
+/// empty one.
+#[test]
+fn interactive_polygon_package_imports_and_verifies() {
+    let (said, _target, imported, report) = import_and_verify("guess-number");
+    assert!(said.contains("1 interactive tests had no answer"), "{said}");
+    let yaml = std::fs::read_to_string(imported.join("problem.yaml")).unwrap();
+    assert!(yaml.contains("type: [pass-fail, interactive]"), "{yaml}");
+    assert_eq!(
+        verdicts(&report),
+        [
+            ("submissions/accepted/bisect.py", "AC"),
+            ("submissions/accepted/main.cpp", "AC"),
+            ("submissions/wrong_answer/linear.py", "WA"),
+        ]
+    );
 }
 
 /// The problem page's view: names in every language, a LaTeX statement converted by pandoc

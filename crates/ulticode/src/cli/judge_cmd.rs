@@ -389,6 +389,12 @@ fn import(source: &Path, to: &Path, languages: LanguageArgs) -> anyhow::Result<E
         report.generated_answers,
         report.submissions
     );
+    if report.empty_answers > 0 {
+        println!(
+            "note: {} interactive tests had no answer in the package and got an empty one",
+            report.empty_answers
+        );
+    }
     for note in &report.notes {
         println!("note: {note}");
     }
