@@ -6,8 +6,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use contracts::{
-    FactsError, Permission, PortError, Principal, ProblemFacts, ProblemId, ProblemPackagePort,
-    SubmissionFactsSnapshot, UserDirectory, FACTS_SCHEMA_VERSION,
+    FactsError, PackagePreparer, Permission, PortError, Principal, ProblemFacts, ProblemId,
+    ProblemPackagePort, SubmissionFactsSnapshot, UserDirectory, FACTS_SCHEMA_VERSION,
 };
 use judge::package::archive::{self, ArchiveLimits};
 use judge::PackageError;
@@ -300,6 +300,9 @@ pub struct AppService {
     /// Package validations at once: each may unpack up to the archive limit into temporary
     /// space, so parallel uploads may not multiply it without bound.
     validations: Arc<tokio::sync::Semaphore>,
+    /// Imports Polygon packages and derives missing time limits, where this process has a
+    /// sandbox; without it such uploads are refused or keep the fallback limit.
+    preparer: Option<Arc<dyn PackagePreparer>>,
 }
 
 /// Package uploads validated at once per process.
@@ -317,7 +320,14 @@ impl AppService {
             users,
             package_cache,
             validations: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_VALIDATIONS)),
+            preparer: None,
         })
+    }
+
+    /// Uploads go through `preparer` before they are validated.
+    pub fn with_preparer(mut self, preparer: Arc<dyn PackagePreparer>) -> Self {
+        self.preparer = Some(preparer);
+        self
     }
 
     pub fn db(&self) -> &Db {
@@ -443,6 +453,15 @@ impl AppService {
             .acquire_owned()
             .await
             .map_err(|e| AppError::Internal(e.to_string()))?;
+        let archive = match &self.preparer {
+            Some(preparer) => preparer.prepare(archive).await.map_err(|e| match e {
+                PortError::Rejected(reason) => {
+                    AppError::BadPackage(PackageError::new("<archive>", reason))
+                }
+                PortError::Unavailable(reason) => AppError::Internal(reason),
+            })?,
+            None => archive,
+        };
         let (archive, hash, limits, samples) = tokio::task::spawn_blocking(move || {
             let _validating = validating;
             let work = tempfile::tempdir().map_err(|e| AppError::Internal(e.to_string()))?;

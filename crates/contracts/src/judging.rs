@@ -179,6 +179,17 @@ pub trait ProblemPackagePort: Send + Sync {
     async fn package(&self, hash: &str) -> Result<PathBuf, PortError>;
 }
 
+/// What an uploaded package needs that only running programs gives: a Polygon package
+/// imported into the Kattis format (its generators and main solution run in the sandbox), a
+/// package without a time limit given the one its accepted submissions set. The App owner has
+/// no sandbox; this port is implemented where one is.
+#[async_trait]
+pub trait PackagePreparer: Send + Sync {
+    /// The archive to store: the upload itself when it needs nothing, else a new one.
+    /// `Rejected`: the package cannot be prepared, for the reason given (for the setter).
+    async fn prepare(&self, upload: Vec<u8>) -> Result<Vec<u8>, PortError>;
+}
+
 /// The judging port over HTTP: paths and bodies shared by Submission's server and the judge
 /// workers' client. Requests carry `Authorization: Bearer <service token>`.
 pub mod wire {

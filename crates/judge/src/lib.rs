@@ -16,6 +16,7 @@ pub mod package;
 pub mod polygon;
 pub mod program;
 pub mod statement;
+pub mod upload;
 pub mod verdict;
 mod verify;
 

@@ -563,7 +563,8 @@ fn pattern(pattern: &str, index: usize) -> String {
     format!("{}{index:0width$}{after}", &pattern[..start])
 }
 
-fn find_problem_xml(unpacked: &Path) -> Result<PathBuf, ImportError> {
+/// The directory holding `problem.xml`: the archive's root or its only folder.
+pub(crate) fn find_problem_xml(unpacked: &Path) -> Result<PathBuf, ImportError> {
     if unpacked.join("problem.xml").is_file() {
         return Ok(unpacked.to_path_buf());
     }

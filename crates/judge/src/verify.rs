@@ -130,7 +130,7 @@ pub fn verify(
     let time_limit_ms = if problem.time_limit_fixed || problem.submit_answer {
         limits.time_limit_ms
     } else {
-        derive_time_limit(judge, problem)?
+        derived_time_limit(judge, problem)?
     };
     let margin_ms = (time_limit_ms as f64 * limits.time_limit_to_tle).ceil() as u64;
     let mut extended = problem.clone();
@@ -167,7 +167,7 @@ pub fn verify(
 
 /// The slowest test of the submissions expected to be accepted, × `ac_to_time_limit`, rounded
 /// up to a multiple of `time_resolution` (at least one multiple).
-fn derive_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result<u64, JudgeError> {
+pub(crate) fn derived_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result<u64, JudgeError> {
     let mut probe = problem.clone();
     probe.limits.time_limit_ms = PROBE_TIME_LIMIT_MS;
     let prepared = judge.prepare(&probe)?;

@@ -91,6 +91,10 @@ pub fn package_root(unpacked: &Path) -> Result<PathBuf, PackageError> {
         .collect();
     match entries.as_slice() {
         [only] if only.path().join("problem.yaml").is_file() => Ok(only.path()),
+        _ if crate::polygon::find_problem_xml(unpacked).is_ok() => Err(PackageError::new(
+            "problem.xml",
+            "a Polygon package: importing one runs its generators in a sandbox, which this server has none of (run `ulticode problem import` and upload the result)",
+        )),
         _ => Err(PackageError::new(
             "problem.yaml",
             "missing: the archive must hold problem.yaml at its root or in its only folder",

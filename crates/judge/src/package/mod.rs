@@ -52,7 +52,7 @@ impl fmt::Display for PackageError {
 pub type PackageWarning = PackageError;
 
 impl PackageError {
-    pub(crate) fn new(file: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+    pub fn new(file: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
         Self {
             file: file.into(),
             key: None,

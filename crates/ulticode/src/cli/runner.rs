@@ -80,3 +80,33 @@ impl CodeRunner for SandboxRunner {
         Box::new(Started { abort, task })
     }
 }
+
+/// Uploaded packages prepared in this process's sandbox (`judge::upload`): Polygon packages
+/// imported, missing time limits derived. The work blocks, so it runs off the async threads.
+#[async_trait]
+impl contracts::PackagePreparer for SandboxRunner {
+    async fn prepare(&self, upload: Vec<u8>) -> Result<Vec<u8>, PortError> {
+        let sandbox = self.sandbox.clone();
+        let languages = self.languages.clone();
+        tokio::task::spawn_blocking(move || {
+            let judge = Judge::new(sandbox.as_ref(), &languages);
+            let limits = judge::package::archive::ArchiveLimits::default();
+            match judge::upload::prepare_upload(&judge, &upload, limits) {
+                Ok(judge::upload::Preparation::Unchanged) => Ok(upload),
+                Ok(judge::upload::Preparation::Prepared { archive, notes }) => {
+                    for note in notes {
+                        tracing::info!(%note, "uploaded package prepared");
+                    }
+                    Ok(archive)
+                }
+                // The machine failed, not the package: the upload may be tried again.
+                Err(judge::upload::PrepareError::Io(e)) => {
+                    Err(PortError::Unavailable(e.to_string()))
+                }
+                Err(e) => Err(PortError::Rejected(e.to_string())),
+            }
+        })
+        .await
+        .map_err(|e| PortError::Unavailable(e.to_string()))?
+    }
+}

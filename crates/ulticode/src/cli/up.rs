@@ -94,6 +94,8 @@ struct ShapeSettings {
     node: String,
     /// Runs code for the execution API.
     runner: Arc<dyn CodeRunner>,
+    /// Prepares uploaded packages (Polygon import, derived time limits) in the sandbox.
+    preparer: Arc<dyn contracts::PackagePreparer>,
     package_cache: PathBuf,
     submission: SubmissionConfig,
     service_token: String,
@@ -110,6 +112,7 @@ async fn open_owners(
     let ShapeSettings {
         node,
         runner,
+        preparer,
         package_cache,
         submission,
         service_token,
@@ -126,7 +129,8 @@ async fn open_owners(
         .context("create the admin account")?;
     let app = AppService::open(dbs.app, Arc::new(auth.clone()), package_cache)
         .await
-        .context("open the app owner")?;
+        .context("open the app owner")?
+        .with_preparer(preparer);
     let submissions = SubmissionStore::open(dbs.submission, submission)
         .await
         .context("open the submission owner")?;
@@ -313,16 +317,18 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             .await?,
         );
         let submission = SubmissionConfig::default();
+        let sandbox_runner = Arc::new(SandboxRunner {
+            sandbox: sandbox.clone(),
+            languages: languages.clone(),
+        });
         let opened = open_owners(
             dbs,
             queue.clone(),
             languages.clone(),
             ShapeSettings {
                 node: "embedded".into(),
-                runner: Arc::new(SandboxRunner {
-                    sandbox: sandbox.clone(),
-                    languages: languages.clone(),
-                }),
+                runner: sandbox_runner.clone(),
+                preparer: sandbox_runner,
                 package_cache: dir.join("packages"),
                 submission,
                 // Nothing outside this process uses the internal routes: a random token.
@@ -419,6 +425,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         };
         let queue = args.queue.open(None).await?;
         let package_cache = std::env::temp_dir().join("ulticode-packages");
+        let sandbox_runner = Arc::new(SandboxRunner {
+            sandbox: sandbox.clone(),
+            languages: languages.clone(),
+        });
         let opened = open_owners(
             dbs,
             queue,
@@ -428,10 +438,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     .node_id
                     .clone()
                     .unwrap_or_else(super::services::hostname),
-                runner: Arc::new(SandboxRunner {
-                    sandbox: sandbox.clone(),
-                    languages: languages.clone(),
-                }),
+                runner: sandbox_runner.clone(),
+                preparer: sandbox_runner,
                 package_cache,
                 submission: SubmissionConfig {
                     lease_ttl: Duration::from_millis(args.lease_ttl_ms),

@@ -6,5 +6,6 @@ mod flow;
 mod hardening;
 mod harness;
 mod openapi;
+mod packages;
 mod runs;
 mod security;
