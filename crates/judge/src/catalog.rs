@@ -162,7 +162,7 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
         &[
             "/bin/sh",
             "-c",
-            "exec \"$(/usr/bin/gcc -print-prog-name=cc1obj)\" --version",
+            "[ -x \"$(/usr/bin/gcc -print-prog-name=cc1obj)\" ] && exec /usr/bin/gcc --version",
         ],
     );
     let ocaml = native(
