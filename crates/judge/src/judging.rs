@@ -1059,6 +1059,18 @@ impl<'a> Judge<'a> {
             settings,
             feedback,
         } = pass;
+        // A later pass's validator reads the input that pass ran on (the `nextpass.in` the
+        // previous pass wrote), as the submission does.
+        let later_pass;
+        let case = if input == case.input {
+            case
+        } else {
+            later_pass = TestCase {
+                input: input.to_path_buf(),
+                ..case.clone()
+            };
+            &later_pass
+        };
         if prepared.problem.interactive() {
             let spec = RunSpec {
                 stdin: Stdin::Passed,

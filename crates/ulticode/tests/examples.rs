@@ -280,6 +280,21 @@ fn verdicts(report: &Value) -> Vec<(&str, &str)> {
         .collect()
 }
 
+/// Interactive and multi-pass at once: the validator of the second pass talks to a fresh run
+/// of the submission about the input the first pass wrote (`nextpass.in`), which it reads as
+/// its own input file.
+#[test]
+fn codec_is_interactive_and_multi_pass() {
+    let report = verify("codec");
+    let got: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["got"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, ["AC", "AC", "RE", "WA"], "{report:#}");
+}
+
 /// A Polygon package: `problem import` writes a Kattis-format package (generated tests run
 /// in the sandbox, answers from the main solution, the testlib-style checker and validator
 /// behind build/run scripts, the groups' points and dependencies), which then verifies.
