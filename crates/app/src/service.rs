@@ -38,8 +38,14 @@ impl Visibility {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Sample {
     pub name: String,
+    /// The input as the statement shows it (`.in.statement`, else `.in`).
     pub input: String,
+    /// The output as the statement shows it (`.out`, `.ans.statement`, else `.ans`).
     pub output: String,
+    /// For interactive and multi-pass problems: the interaction log (`.interaction`; lines
+    /// `<` from the judge, `>` from the submission, `---` between passes), shown instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interaction: Option<String>,
 }
 
 /// A problem as readers see it.
@@ -284,8 +290,9 @@ fn samples_of(problem: &judge::Problem) -> Vec<Sample> {
         .take(10)
         .map(|case| Sample {
             name: case.name.clone(),
-            input: read(&case.input),
-            output: read(&case.answer),
+            input: read(&case.shown_input()),
+            output: read(&case.shown_output().0),
+            interaction: case.sibling("interaction").map(|path| read(&path)),
         })
         .collect()
 }

@@ -755,8 +755,9 @@ impl<'a> Judge<'a> {
         result
     }
 
-    /// One test of a submit-answer submission.
-    fn check_answer(
+    /// One test judged on an output that is given, not produced by a run: a submit-answer
+    /// submission's answer, a sample's shown output during verification.
+    pub(crate) fn check_answer(
         &self,
         prepared: &PreparedProblem<'_>,
         answer: Option<&[u8]>,

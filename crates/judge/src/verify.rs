@@ -108,6 +108,9 @@ pub struct VerifyReport {
     pub rows: Vec<VerifyRow>,
     /// What each input validator found on the test data.
     pub input_validation: Vec<InputValidation>,
+    /// Samples whose shown output (`.out`, or the `.ans` when nothing overrides it) the
+    /// output validator does not accept, with its reason.
+    pub shown_outputs: Vec<String>,
     /// The package's warnings (unknown keys, skipped files).
     pub warnings: Vec<String>,
     /// No mismatch (unavailable languages excepted) and at least one submission judged.
@@ -137,6 +140,7 @@ pub fn verify(
     extended.limits.time_limit_ms = margin_ms;
     let extended = judge.prepare(&extended)?;
 
+    let shown_outputs = check_shown_outputs(judge, &extended);
     let mut rows = Vec::new();
     for submission in &problem.submissions {
         let row = verify_one(judge, &extended, submission, time_limit_ms)?;
@@ -151,7 +155,8 @@ pub fn verify(
         && rows
             .iter()
             .all(|r| !matches!(r.outcome, RowOutcome::Mismatch(_)))
-        && input_validation.iter().all(|v| v.failures.is_empty());
+        && input_validation.iter().all(|v| v.failures.is_empty())
+        && shown_outputs.is_empty();
     Ok(VerifyReport {
         problem: problem.name.clone(),
         time_limit_ms,
@@ -160,9 +165,53 @@ pub fn verify(
         margin_ms,
         rows,
         input_validation,
+        shown_outputs,
         warnings: problem.warnings.iter().map(ToString::to_string).collect(),
         ok,
     })
+}
+
+/// The format's validation of shared test case files: where outputs are judged apart from an
+/// interaction (neither interactive nor multi-pass), a sample's `.out` must pass the output
+/// validator, and so must its `.ans` when the statement shows it.
+fn check_shown_outputs(judge: &Judge<'_>, prepared: &PreparedProblem<'_>) -> Vec<String> {
+    let problem = prepared.problem;
+    if problem.interactive() || problem.multi_pass {
+        return Vec::new();
+    }
+    let mut failures = Vec::new();
+    for case in problem.test_cases().into_iter().filter(|c| c.sample) {
+        let (shown, overridden) = case.shown_output();
+        let file = match (case.sibling("out"), overridden) {
+            (Some(out), _) => out,
+            (None, false) => shown,
+            // `.ans.statement` and `.interaction` are not validated.
+            (None, true) => continue,
+        };
+        let Some(settings) = problem.data.settings_of(case) else {
+            continue;
+        };
+        let shown_name = file
+            .strip_prefix(&problem.dir)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let result = match std::fs::read(&file) {
+            Ok(bytes) => judge.check_answer(prepared, Some(&bytes), case, settings),
+            Err(e) => {
+                failures.push(format!("{shown_name}: {e}"));
+                continue;
+            }
+        };
+        if result.verdict != Verdict::AC {
+            failures.push(format!(
+                "{shown_name}: the output validator says {} ({})",
+                result.verdict,
+                first_line(&result.message)
+            ));
+        }
+    }
+    failures
 }
 
 /// The slowest test of the submissions expected to be accepted, × `ac_to_time_limit`, rounded

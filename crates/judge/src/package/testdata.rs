@@ -127,6 +127,58 @@ pub struct TestCase {
     pub static_validation: Option<StaticValidation>,
 }
 
+impl TestCase {
+    /// A file beside the test's `.in` with another extension (`interaction`, `in.statement`),
+    /// if it exists.
+    pub fn sibling(&self, extension: &str) -> Option<PathBuf> {
+        let path = self.input.with_extension(extension);
+        path.is_file().then_some(path)
+    }
+
+    /// The input a statement shows: `.in.statement`, else the `.in`.
+    pub fn shown_input(&self) -> PathBuf {
+        self.sibling("in.statement")
+            .unwrap_or_else(|| self.input.clone())
+    }
+
+    /// The output a statement shows: `.out` (a submission's output) or `.ans.statement`, else
+    /// the `.ans`; `overridden` says which.
+    pub fn shown_output(&self) -> (PathBuf, bool) {
+        match self
+            .sibling("out")
+            .or_else(|| self.sibling("ans.statement"))
+        {
+            Some(path) => (path, true),
+            None => (self.answer.clone(), self.sibling("interaction").is_some()),
+        }
+    }
+}
+
+/// The display files of a test case: at most one override of its input (`.in.statement`,
+/// `.interaction`) and of its output (`.out`, `.ans.statement`, `.interaction`).
+fn check_display_files(case: &TestCase) -> Result<(), String> {
+    let present = |extensions: &[&str]| -> Vec<String> {
+        extensions
+            .iter()
+            .filter(|e| case.sibling(e).is_some())
+            .map(|e| format!(".{e}"))
+            .collect()
+    };
+    for (what, extensions) in [
+        ("input", &["in.statement", "interaction"][..]),
+        ("output", &["out", "ans.statement", "interaction"][..]),
+    ] {
+        let found = present(extensions);
+        if found.len() > 1 {
+            return Err(format!(
+                "more than one way to show its {what}: {}",
+                found.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A static validation test case: `static_validation_score` and `static_validator_args`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StaticValidation {
@@ -399,7 +451,7 @@ fn load_group(
                         reason,
                     }
                 })?;
-            items.push(TestItem::Case(TestCase {
+            let case = TestCase {
                 sample: case_name.starts_with("sample/"),
                 name: case_name,
                 input: path.clone(),
@@ -407,7 +459,10 @@ fn load_group(
                 args,
                 files: Some(path.with_extension("files")).filter(|dir| dir.is_dir()),
                 static_validation: None,
-            }));
+            };
+            check_display_files(&case)
+                .map_err(|reason| PackageError::new(relative(path), reason))?;
+            items.push(TestItem::Case(case));
         } else if path.extension().is_some_and(|e| e == "ans")
             && !path.with_extension("in").is_file()
         {
@@ -1100,6 +1155,54 @@ mod tests {
                     assert!(err.to_string().contains(wanted), "{yaml}: {err}")
                 }
                 (got, wanted) => panic!("{yaml}: {got:?}, expected {wanted:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_sample_is_shown_by_at_most_one_override_of_each_side() {
+        // (extra files, Ok((input overridden, output overridden)) or the error)
+        type Case<'a> = (&'a [&'a str], Result<(bool, bool), &'a str>);
+        let cases: [Case; 5] = [
+            (&[], Ok((false, false))),
+            (&["1.out"], Ok((false, true))),
+            (&["1.in.statement", "1.ans.statement"], Ok((true, true))),
+            (
+                &["1.in.statement", "1.interaction"],
+                Err("more than one way to show its input: .in.statement, .interaction"),
+            ),
+            (
+                &["1.out", "1.ans.statement"],
+                Err("more than one way to show its output: .out, .ans.statement"),
+            ),
+        ];
+        for (extra, expected) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let mut files = vec![
+                ("data/sample/1.in".to_string(), ""),
+                ("data/sample/1.ans".to_string(), ""),
+            ];
+            files.extend(extra.iter().map(|f| (format!("data/sample/{f}"), "")));
+            let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+            write(dir.path(), &files);
+            let loaded = load(
+                dir.path(),
+                ProblemKind::PassFail,
+                FormatVersion::Modern,
+                &mut Vec::new(),
+            );
+            match (loaded, expected) {
+                (Ok(root), Ok((input_overridden, output_overridden))) => {
+                    let case = root.cases_in_order()[0].clone();
+                    assert_eq!(
+                        case.shown_input() != case.input,
+                        input_overridden,
+                        "{extra:?}"
+                    );
+                    assert_eq!(case.shown_output().1, output_overridden, "{extra:?}");
+                }
+                (Err(err), Err(wanted)) => assert!(err.to_string().contains(wanted), "{err}"),
+                (got, wanted) => panic!("{extra:?}: {got:?}, expected {wanted:?}"),
             }
         }
     }

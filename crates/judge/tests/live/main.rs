@@ -63,6 +63,10 @@ fn main() {
             "languages_outside_the_problems_list_are_refused",
             languages_outside_the_problems_list_are_refused,
         ),
+        Trial::test(
+            "shown_sample_outputs_must_pass_the_output_validator",
+            shown_sample_outputs_must_pass_the_output_validator,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -551,4 +555,36 @@ fn languages_outside_the_problems_list_are_refused() -> Result<(), Failed> {
         Coverage::All,
     )?;
     expect(&allowed, &[Verdict::AC])
+}
+
+/// The format's validation of shared test case files: a sample's `.out` (shown instead of
+/// its answer) must pass the output validator, and so must a shown `.ans`.
+fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
+    let dir = package(&[
+        (
+            "problem.yaml",
+            "problem_format_version: 2025-09\nname: shown\n",
+        ),
+        ("data/sample/1.in", "3\n"),
+        ("data/sample/1.ans", "6\n"),
+        ("data/sample/1.out", " 6 \n"),
+        ("data/sample/2.in", "4\n"),
+        ("data/sample/2.ans", "8\n"),
+        ("data/sample/2.out", "9\n"),
+        ("data/secret/1.in", "1\n"),
+        ("data/secret/1.ans", "2\n"),
+    ]);
+    let problem = Problem::load(dir.path()).map_err(|e| e.to_string())?;
+    let env = env();
+    let judge = Judge::new(&env.sandbox, &env.languages);
+    let prepared = judge.prepare(&problem)?;
+    let report = judge::verify(&judge, &prepared, &|_| {})?;
+    assert_eq!(report.shown_outputs.len(), 1, "{:?}", report.shown_outputs);
+    assert!(
+        report.shown_outputs[0].starts_with("data/sample/2.out: the output validator says WA"),
+        "{:?}",
+        report.shown_outputs
+    );
+    assert!(!report.ok);
+    Ok(())
 }

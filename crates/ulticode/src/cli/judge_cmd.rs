@@ -303,6 +303,9 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             }
             println!();
         }
+        for failure in &report.shown_outputs {
+            println!("MISMATCH shown sample output {failure}");
+        }
         for validation in &report.input_validation {
             match &validation.not_run {
                 Some(reason) => println!("UNAVAILABLE {reason}"),
