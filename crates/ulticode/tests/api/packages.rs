@@ -104,9 +104,17 @@ async fn polygon_packages_and_derived_time_limits_through_the_api() {
     // Samples as the statement shows them: an interaction log for an interactive,
     // multi-pass problem; a sample's `.out` instead of its answer.
     let (_, codec) = api.get("/api/v1/problems/codec", None).await;
-    let interaction = codec["samples"][0]["interaction"].as_str().unwrap_or_default();
-    assert!(interaction.starts_with("<encode kattis\n>xsittak\n---\n"), "{codec}");
+    let interaction = codec["samples"][0]["interaction"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        interaction.starts_with("<encode kattis\n>xsittak\n---\n"),
+        "{codec}"
+    );
     let (_, sumlines) = api.get("/api/v1/problems/sumlines", None).await;
     assert_eq!(sumlines["samples"][0]["output"], "  6  \n", "{sumlines}");
-    assert!(sumlines["samples"][0].get("interaction").is_none(), "{sumlines}");
+    assert!(
+        sumlines["samples"][0].get("interaction").is_none(),
+        "{sumlines}"
+    );
 }
