@@ -138,12 +138,15 @@ pub fn verify(
     let margin_ms = (time_limit_ms as f64 * limits.time_limit_to_tle).ceil() as u64;
     let mut extended = problem.clone();
     extended.limits.time_limit_ms = margin_ms;
+    // The package's own submissions are judged whatever `languages` allows contestants (the
+    // row says so).
+    extended.languages = None;
     let extended = judge.prepare(&extended)?;
 
     let shown_outputs = check_shown_outputs(judge, &extended);
     let mut rows = Vec::new();
     for submission in &problem.submissions {
-        let row = verify_one(judge, &extended, submission, time_limit_ms)?;
+        let row = verify_one(judge, &extended, problem, submission, time_limit_ms)?;
         on_row(&row);
         rows.push(row);
     }
@@ -219,6 +222,7 @@ fn check_shown_outputs(judge: &Judge<'_>, prepared: &PreparedProblem<'_>) -> Vec
 pub(crate) fn derived_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result<u64, JudgeError> {
     let mut probe = problem.clone();
     probe.limits.time_limit_ms = PROBE_TIME_LIMIT_MS;
+    probe.languages = None;
     let prepared = judge.prepare(&probe)?;
     let mut slowest_ms = 0;
     for submission in &problem.submissions {
@@ -299,9 +303,6 @@ fn judge_submission(
         Ok(language) => language,
         Err(reason) => return Ok(Err(NotJudged::Invalid(reason))),
     };
-    if let Err(reason) = prepared.problem.allows_language(&language) {
-        return Ok(Err(NotJudged::Unavailable(reason)));
-    }
     let Some(config) = judge.languages().get(&language).map(|l| l.config.clone()) else {
         return Ok(Err(NotJudged::Unavailable(
             judge.languages().why_not(&language),
@@ -363,9 +364,12 @@ fn answer_files(path: &std::path::Path) -> std::io::Result<Answers> {
     Ok(Answers::files(files))
 }
 
+/// Verifies one submission on `extended` (the package at the TLE margin, any language);
+/// `package` is the package as contestants see it.
 fn verify_one(
     judge: &Judge<'_>,
     extended: &PreparedProblem<'_>,
+    package: &Problem,
     submission: &PackageSubmission,
     time_limit_ms: u64,
 ) -> Result<VerifyRow, JudgeError> {
@@ -429,6 +433,14 @@ fn verify_one(
         }
         (Err(reason), Err(_)) => RowOutcome::Mismatch(reason),
     };
+    let judged_language = !problem.submit_answer && !row.language.is_empty();
+    if let (true, Err(reason)) = (judged_language, package.allows_language(&row.language)) {
+        let note = format!("{reason}: judged for the package, contestants cannot use it");
+        row.note = Some(match row.note.take() {
+            Some(earlier) => format!("{earlier}; {note}"),
+            None => note,
+        });
+    }
     Ok(row)
 }
 

@@ -175,6 +175,15 @@ fn tables_has_files_writing_and_group_dependencies() {
         row("submissions/partially_accepted/long_lines.py")["got"],
         "WA (90)"
     );
+    // `languages`: the package's own C submission is judged, and the row says contestants
+    // cannot use C.
+    let c = row("submissions/partially_accepted/int32.c");
+    assert!(
+        c["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("c is not one of this problem's languages")),
+        "{c:#}"
+    );
     let validation = &report["input_validation"][0];
     assert_eq!(validation["accepted"], 6, "{validation:#}");
 }

@@ -177,7 +177,7 @@ pub fn judge(args: JudgeArgs) -> anyhow::Result<ExitCode> {
     };
     let report = judge.judge(&prepared, &language, &source, options, &show)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        out!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_summary(&report);
     }
@@ -194,13 +194,13 @@ fn colour(verdict: Verdict) -> &'static str {
 
 fn print_summary(report: &JudgeReport) {
     if !report.compile_output.trim().is_empty() {
-        println!("compiler output:\n{}", report.compile_output.trim_end());
+        out!("compiler output:\n{}", report.compile_output.trim_end());
     }
     let score = match (report.score, report.max_score) {
         (Some(score), Some(max)) => format!(", score {score} / {max}"),
         _ => String::new(),
     };
-    println!(
+    out!(
         "{} ({}){score}, {} ms, {} KiB, {} tests judged",
         report.verdict,
         report.verdict.long_name(),
@@ -243,13 +243,17 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
         bail!("{} has no submissions/ to verify", problem.dir.display());
     }
     if !json {
-        println!("{}: {}", problem.dir.display(), problem.name);
+        out!("{}: {}", problem.dir.display(), problem.name);
         for warning in &problem.warnings {
-            println!("warning: {warning}");
+            out!("warning: {warning}");
         }
-        println!(
+        out!(
             "{:<48} {:<10} {:<14} {:<14} {:>7}  result",
-            "submission", "language", "expected", "got", "time"
+            "submission",
+            "language",
+            "expected",
+            "got",
+            "time"
         );
     }
     let report = judge::verify(&judge, &prepared, &|row| {
@@ -264,13 +268,17 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             RowOutcome::Mismatch(reason) => format!("MISMATCH: {reason}"),
             RowOutcome::LanguageUnavailable(reason) => format!("not judged: {reason}"),
         };
-        println!(
+        out!(
             "{:<48} {:<10} {:<14} {:<14} {:>4} ms  {result}",
-            row.submission, row.language, row.expected, row.got, row.time_ms
+            row.submission,
+            row.language,
+            row.expected,
+            row.got,
+            row.time_ms
         );
     })?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        out!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         let mismatches = report
             .rows
@@ -282,7 +290,7 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             .iter()
             .filter(|r| matches!(r.outcome, RowOutcome::LanguageUnavailable(_)))
             .count();
-        println!(
+        out!(
             "{} submissions: {} as expected, {mismatches} mismatched, {unavailable} in unavailable languages",
             report.rows.len(),
             report.rows.len() - mismatches - unavailable
@@ -292,30 +300,31 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
         if !groups.is_empty() {
             let width = groups.iter().map(String::len).max().unwrap_or(0).max(4) + 2;
             let header: String = groups.iter().map(|g| format!("{g:<width$}")).collect();
-            println!("\n{:<48} {header}", "submission results");
+            out!("\n{:<48} {header}", "submission results");
             for row in &report.rows {
                 let cells: String = row
                     .groups
                     .iter()
                     .map(|(_, cell)| format!("{cell:<width$}"))
                     .collect();
-                println!("{:<48} {}", row.submission, cells.trim_end());
+                out!("{:<48} {}", row.submission, cells.trim_end());
             }
-            println!();
+            out!();
         }
         for failure in &report.shown_outputs {
-            println!("MISMATCH shown sample output {failure}");
+            out!("MISMATCH shown sample output {failure}");
         }
         for validation in &report.input_validation {
             match &validation.not_run {
-                Some(reason) => println!("UNAVAILABLE {reason}"),
-                None if validation.failures.is_empty() => println!(
+                Some(reason) => out!("UNAVAILABLE {reason}"),
+                None if validation.failures.is_empty() => out!(
                     "input validator {}: accepted all {} inputs",
-                    validation.validator, validation.accepted
+                    validation.validator,
+                    validation.accepted
                 ),
                 None => {
                     for failure in &validation.failures {
-                        println!(
+                        out!(
                             "MISMATCH input validator {}: {failure}",
                             validation.validator
                         );
@@ -324,9 +333,9 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             }
         }
         if report.submit_answer {
-            println!("submit-answer: the answers are judged as given, without a time limit");
+            out!("submit-answer: the answers are judged as given, without a time limit");
         } else {
-            println!(
+            out!(
                 "time limit {} ms ({}), TLE margin {} ms",
                 report.time_limit_ms,
                 if report.time_limit_derived {
@@ -355,7 +364,7 @@ fn show(
     let languages = languages.detect(&sandbox, Some(&BTreeSet::new()))?;
     let judge = Judge::new(&sandbox, &languages);
     for (code, name) in &problem.names {
-        println!("name ({code}): {name}");
+        out!("name ({code}): {name}");
     }
     let statements = judge::statement::statements(&problem);
     let chosen = match language {
@@ -364,16 +373,17 @@ fn show(
     };
     match chosen {
         Some(statement) => {
-            println!(
+            out!(
                 "statement ({}, {:?}):",
-                statement.language, statement.format
+                statement.language,
+                statement.format
             );
-            println!("{}", judge::statement::render(&judge, &problem, statement)?);
+            out!("{}", judge::statement::render(&judge, &problem, statement)?);
         }
-        None => println!("no statement"),
+        None => out!("no statement"),
     }
     for attachment in judge::statement::attachments(&problem) {
-        println!("attachment: {attachment}");
+        out!("attachment: {attachment}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -384,7 +394,7 @@ fn import(source: &Path, to: &Path, languages: LanguageArgs) -> anyhow::Result<E
     let judge = Judge::new(&sandbox, &languages);
     let report = judge::polygon::import(&judge, source, to)
         .with_context(|| format!("import {}", source.display()))?;
-    println!(
+    out!(
         "{}: {} tests ({} inputs generated, {} answers from the main solution), {} submissions",
         to.display(),
         report.tests,
@@ -393,13 +403,13 @@ fn import(source: &Path, to: &Path, languages: LanguageArgs) -> anyhow::Result<E
         report.submissions
     );
     if report.empty_answers > 0 {
-        println!(
+        out!(
             "note: {} interactive tests had no answer in the package and got an empty one",
             report.empty_answers
         );
     }
     for note in &report.notes {
-        println!("note: {note}");
+        out!("note: {note}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -430,13 +440,13 @@ pub fn languages(args: LanguagesArgs) -> anyhow::Result<ExitCode> {
                 |u| json!({"id": u.id, "name": u.name, "available": false, "reason": u.reason}),
             ),
         );
-        println!("{}", serde_json::to_string_pretty(&entries)?);
+        out!("{}", serde_json::to_string_pretty(&entries)?);
     } else {
         for l in &languages.available {
-            println!("{:<11} {:<22} {}", l.config.id, l.config.name, l.version);
+            out!("{:<11} {:<22} {}", l.config.id, l.config.name, l.version);
         }
         for u in &languages.unavailable {
-            println!("{:<11} {:<22} unavailable: {}", u.id, u.name, u.reason);
+            out!("{:<11} {:<22} unavailable: {}", u.id, u.name, u.reason);
         }
     }
     Ok(ExitCode::SUCCESS)

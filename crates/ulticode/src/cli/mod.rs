@@ -1,5 +1,19 @@
 //! Command-line interface: argument parsing and the wiring behind each subcommand.
 
+/// `println!` for a command's report: a reader that went away (`ulticode problem verify P |
+/// head`) ends the command as a pipe's writer ends (status 141), not with a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(141);
+            }
+            panic!("cannot write to stdout: {e}");
+        }
+    }};
+}
+
 mod bench;
 mod bench_judge;
 mod bench_pipeline;
