@@ -4,6 +4,9 @@
 //!
 //! The packages are the examples, with what the legacy format does not have taken out
 //! (`limits.time_limit`: there the limit is always derived from the accepted submissions).
+//! problemtools does not load `2025-09` packages; it loads its draft, `2023-07-draft`, so
+//! the 2025-09 examples whose features it implements (multi-pass, interactive multi-pass,
+//! build/run validators) are compared relabelled as that draft.
 //! A submission whose language problemtools cannot run on this machine (its toolchain missing,
 //! or its runtime refused by problemtools' own limits) is listed by name as UNAVAILABLE.
 
@@ -25,8 +28,9 @@ fn verifyproblem() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// A copy of an example package as the legacy format has it.
-fn conformant_copy(problem: &str) -> tempfile::TempDir {
+/// A copy of an example package as the legacy format has it; `version`: relabelled as this
+/// format version.
+fn conformant_copy(problem: &str, version: Option<&str>) -> tempfile::TempDir {
     let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/problems")
         .join(problem);
@@ -38,9 +42,14 @@ fn conformant_copy(problem: &str) -> tempfile::TempDir {
     copy_dir(&source, &copied);
     let yaml = copied.join("problem.yaml");
     let text = std::fs::read_to_string(&yaml).unwrap();
+    let relabelled = version.map(|v| format!("problem_format_version: {v}"));
     let kept: Vec<&str> = text
         .lines()
         .filter(|line| !line.trim_start().starts_with("time_limit:"))
+        .map(|line| match &relabelled {
+            Some(new) if line.starts_with("problem_format_version:") => new.as_str(),
+            _ => line,
+        })
         .collect();
     std::fs::write(&yaml, kept.join("\n") + "\n").unwrap();
     target
@@ -140,11 +149,15 @@ fn format_verdict(got: &str) -> String {
 }
 
 fn agree(problem: &str) {
+    agree_as(problem, None)
+}
+
+fn agree_as(problem: &str, version: Option<&str>) {
     let Some(reference) = verifyproblem() else {
         println!("UNAVAILABLE problemtools: verifyproblem not installed (scripts/test.sh installs it into the cache's venv)");
         return;
     };
-    let copy = conformant_copy(problem);
+    let copy = conformant_copy(problem, version);
     let dir = copy.path().join(problem);
     // problemtools' language table, adjusted to this machine's toolchains (never to the
     // semantics): CPython for Python 3 (PyPy cannot reserve its heap under problemtools'
@@ -267,4 +280,19 @@ Submission results:
 #[test]
 fn bestof_agrees_with_problemtools() {
     agree("bestof");
+}
+
+#[test]
+fn doubling_agrees_with_problemtools_as_the_2023_07_draft() {
+    agree_as("doubling", Some("2023-07-draft"));
+}
+
+#[test]
+fn codec_agrees_with_problemtools_as_the_2023_07_draft() {
+    agree_as("codec", Some("2023-07-draft"));
+}
+
+#[test]
+fn echo_agrees_with_problemtools_as_the_2023_07_draft() {
+    agree_as("echo", Some("2023-07-draft"));
 }
