@@ -68,9 +68,7 @@ pub fn prepare_upload(
     if !problem.time_limit_fixed && !problem.submit_answer {
         let ms = crate::verify::derived_time_limit(judge, &problem)?;
         write_time_limit(&root, ms)?;
-        notes.push(format!(
-            "time limit {ms} ms, derived from the accepted submissions"
-        ));
+        notes.push(format!("time limit {ms} ms, derived from its submissions"));
         changed = true;
     }
     if !changed {

@@ -19,7 +19,7 @@ use crate::input_validation::{validate_inputs, InputValidation};
 use crate::judging::{Answers, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
 use crate::package::{
     default_rule, format_verdict, language_of, Expectation, FormatVersion, PackageSubmission,
-    Problem, ProblemKind, Rule, TestItem,
+    Problem, ProblemKind, Rule, TestItem, TimeLimitUse,
 };
 use crate::program::{language_for_code, ProgramFiles};
 use crate::verdict::Verdict;
@@ -99,7 +99,7 @@ pub struct VerifyReport {
     pub problem: String,
     /// The time limit the submissions were judged against.
     pub time_limit_ms: u64,
-    /// Whether it was derived from the accepted submissions (the package gave none).
+    /// Whether it was derived from the submissions (the package gave none).
     pub time_limit_derived: bool,
     /// Submissions are answers: no time limit applies.
     pub submit_answer: bool,
@@ -217,8 +217,9 @@ fn check_shown_outputs(judge: &Judge<'_>, prepared: &PreparedProblem<'_>) -> Vec
     failures
 }
 
-/// The slowest test of the submissions expected to be accepted, × `ac_to_time_limit`, rounded
-/// up to a multiple of `time_resolution` (at least one multiple).
+/// The slowest test of the submissions that bound the time limit from below
+/// ([`lower_bounds_time_limit`]), × `ac_to_time_limit`, rounded up to a multiple of
+/// `time_resolution` (at least one multiple).
 pub(crate) fn derived_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result<u64, JudgeError> {
     let mut probe = problem.clone();
     probe.limits.time_limit_ms = PROBE_TIME_LIMIT_MS;
@@ -226,7 +227,7 @@ pub(crate) fn derived_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result
     let prepared = judge.prepare(&probe)?;
     let mut slowest_ms = 0;
     for submission in &problem.submissions {
-        if submission.expectation != Expectation::Accepted {
+        if !lower_bounds_time_limit(submission, problem.version) {
             continue;
         }
         let Ok(report) = judge_submission(judge, &prepared, submission)? else {
@@ -239,6 +240,37 @@ pub(crate) fn derived_time_limit(judge: &Judge<'_>, problem: &Problem) -> Result
         problem.limits.ac_to_time_limit,
         problem.limits.time_resolution_s,
     ))
+}
+
+/// Whether a submission's run times bound a derived time limit from below. 2025-09: every
+/// submission some rule of which does not permit TLE (`accepted`, `wrong_answer`,
+/// `run_time_error` by default), unless `use_for_time_limit` opts it out (`false`, `upper`)
+/// or in (`lower`). Legacy: the accepted submissions.
+fn lower_bounds_time_limit(submission: &PackageSubmission, version: FormatVersion) -> bool {
+    let uses: Vec<TimeLimitUse> = submission
+        .rules
+        .iter()
+        .filter_map(|rule| rule.use_for_time_limit)
+        .collect();
+    if uses.contains(&TimeLimitUse::No) || uses.contains(&TimeLimitUse::Upper) {
+        return false;
+    }
+    if uses.contains(&TimeLimitUse::Lower) {
+        return true;
+    }
+    match version {
+        FormatVersion::Legacy => submission.expectation == Expectation::Accepted,
+        FormatVersion::Modern => submission
+            .expectation
+            .rule()
+            .iter()
+            .chain(&submission.rules)
+            .any(|rule| {
+                rule.permitted
+                    .as_ref()
+                    .is_some_and(|permitted| !permitted.iter().any(|v| v == "TLE"))
+            }),
+    }
 }
 
 fn time_limit_from(slowest_ms: u64, ac_to_time_limit: f64, resolution_s: f64) -> u64 {
@@ -557,6 +589,65 @@ fn first_line(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_submissions_that_bound_the_time_limit_from_below() {
+        let submission = |expectation, uses: Option<TimeLimitUse>, permitted: Option<&[&str]>| {
+            let mut rule = default_rule("accepted").unwrap();
+            rule.permitted = permitted.map(|p| p.iter().map(|v| v.to_string()).collect());
+            rule.use_for_time_limit = uses;
+            PackageSubmission {
+                path: Default::default(),
+                display: String::new(),
+                expectation,
+                language: None,
+                entrypoint: None,
+                rules: vec![rule],
+            }
+        };
+        use FormatVersion::{Legacy, Modern};
+        let wa = Expectation::Verdict(Verdict::WA);
+        let tle = Expectation::Verdict(Verdict::TLE);
+        let cases = [
+            (submission(Expectation::Accepted, None, None), Legacy, true),
+            (submission(wa, None, None), Legacy, false),
+            (submission(wa, None, None), Modern, true),
+            (
+                submission(Expectation::Verdict(Verdict::RE), None, None),
+                Modern,
+                true,
+            ),
+            (submission(tle, None, None), Modern, false),
+            (submission(wa, Some(TimeLimitUse::No), None), Modern, false),
+            (
+                submission(tle, Some(TimeLimitUse::Lower), None),
+                Modern,
+                true,
+            ),
+            (
+                submission(Expectation::Accepted, Some(TimeLimitUse::Upper), None),
+                Modern,
+                false,
+            ),
+            (
+                submission(Expectation::Custom, None, Some(&["AC", "WA"])),
+                Modern,
+                true,
+            ),
+            (
+                submission(Expectation::Custom, None, Some(&["AC", "TLE"])),
+                Modern,
+                false,
+            ),
+        ];
+        for (index, (submission, version, lower)) in cases.into_iter().enumerate() {
+            assert_eq!(
+                lower_bounds_time_limit(&submission, version),
+                lower,
+                "case {index}"
+            );
+        }
+    }
 
     #[test]
     fn derived_time_limits_round_up_to_the_resolution() {

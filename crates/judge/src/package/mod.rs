@@ -20,7 +20,9 @@ use crate::verdict::Verdict;
 
 pub(crate) use config::parse_yaml;
 pub use config::{Constants, FormatVersion};
-pub use submissions::{default_rule, format_verdict, glob_matches, PackageSubmission, Rule};
+pub use submissions::{
+    default_rule, format_verdict, glob_matches, PackageSubmission, Rule, TimeLimitUse,
+};
 pub use testdata::{
     Aggregation, GroupSettings, OnReject, StaticValidation, TestCase, TestGroup, TestItem,
     VerdictMode, STATIC_CASE,

@@ -45,6 +45,16 @@ pub struct Rule {
     pub score: Option<(f64, f64)>,
     /// A text one validator message must contain.
     pub message: Option<String>,
+    /// `use_for_time_limit`: how the submission's run times bound a derived time limit.
+    pub use_for_time_limit: Option<TimeLimitUse>,
+}
+
+/// `use_for_time_limit`: `false`, `lower` or `upper` (`true` is the default: no entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeLimitUse {
+    No,
+    Lower,
+    Upper,
 }
 
 const FORMAT_VERDICTS: [&str; 4] = ["AC", "WA", "TLE", "RTE"];
@@ -58,6 +68,7 @@ pub fn default_rule(dir: &str) -> Option<Rule> {
         required: (!required.is_empty()).then(|| required.iter().map(|s| s.to_string()).collect()),
         score: None,
         message: None,
+        use_for_time_limit: None,
     };
     Some(match dir {
         "accepted" => rule(&["AC"], &[]),
@@ -70,8 +81,8 @@ pub fn default_rule(dir: &str) -> Option<Rule> {
     })
 }
 
-/// Finds the submissions and reads `submissions.yaml`.
-/// The package's submissions; `answers`: they are answer files (submit-answer), not programs.
+/// Finds the package's submissions and reads `submissions.yaml`; `answers`: they are answer
+/// files (submit-answer), not programs.
 pub(super) fn find(
     dir: &Path,
     answers: bool,
@@ -176,6 +187,7 @@ fn inherit(rule: &Rule, default: &Rule) -> Rule {
         required: rule.required.clone().or_else(|| default.required.clone()),
         score: rule.score,
         message: rule.message.clone(),
+        use_for_time_limit: rule.use_for_time_limit,
     }
 }
 
@@ -285,6 +297,7 @@ impl Rule {
             required: None,
             score: None,
             message: None,
+            use_for_time_limit: None,
         }
     }
 
@@ -293,6 +306,7 @@ impl Rule {
             || self.required.is_some()
             || self.score.is_some()
             || self.message.is_some()
+            || self.use_for_time_limit.is_some()
     }
 
     fn set(&mut self, key: &str, value: &Value, full: &str) -> Result<(), PackageError> {
@@ -316,6 +330,21 @@ impl Rule {
             "permitted" => self.permitted = Some(verdicts()?),
             "required" => self.required = Some(verdicts()?),
             "message" => self.message = Some(string(value, full)?),
+            "use_for_time_limit" => {
+                self.use_for_time_limit = match value {
+                    Value::Bool(false) => Some(TimeLimitUse::No),
+                    Value::Bool(true) => None,
+                    Value::String(text) if text == "lower" => Some(TimeLimitUse::Lower),
+                    Value::String(text) if text == "upper" => Some(TimeLimitUse::Upper),
+                    _ => {
+                        return Err(PackageError::key(
+                            FILE,
+                            full,
+                            "must be true, false, lower or upper",
+                        ))
+                    }
+                }
+            }
             "score" => {
                 let bounds = match value {
                     Value::Sequence(items) => match items.as_slice() {
@@ -328,7 +357,7 @@ impl Rule {
                     PackageError::key(FILE, full, "must be a number or [low, high]")
                 })?);
             }
-            // The time limit is derived from the accepted submissions only.
+            // Every key of REQUIREMENT_KEYS is handled above.
             _ => {}
         }
         Ok(())

@@ -339,7 +339,7 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
                 "time limit {} ms ({}), TLE margin {} ms",
                 report.time_limit_ms,
                 if report.time_limit_derived {
-                    "derived from the accepted submissions"
+                    "derived from the submissions"
                 } else {
                     "the package's"
                 },
