@@ -817,7 +817,20 @@ impl<'a> Judge<'a> {
             .languages
             .get(language_id)
             .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
-        if let Err(reason) = problem.allows_language(language_id) {
+        // `limits.code`: the submitted files, before the package's included files join them.
+        let size: usize = files.files.iter().map(|(_, bytes)| bytes.len()).sum();
+        let refused = problem.allows_language(language_id).and_then(|()| {
+            if size as u64 > problem.limits.code_kib << 10 {
+                Err(format!(
+                    "the submission is {} KiB, more than the problem's code limit of {} KiB",
+                    size.div_ceil(1024),
+                    problem.limits.code_kib
+                ))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(reason) = refused {
             progress(Progress::Compiled { ok: false });
             return Ok(JudgeReport {
                 verdict: Verdict::CE,

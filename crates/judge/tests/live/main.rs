@@ -529,8 +529,8 @@ fn submit_answer_source_is_the_answer() -> Result<(), Failed> {
     Ok(())
 }
 
-/// `languages` in problem.yaml: a submission in another language is refused with the reason,
-/// before anything is compiled.
+/// `languages` and `limits.code` in problem.yaml: a submission in another language, or larger
+/// than the code limit, is refused with the reason, before anything is compiled.
 fn languages_outside_the_problems_list_are_refused() -> Result<(), Failed> {
     let dir = package(&[
         (
@@ -554,7 +554,27 @@ fn languages_outside_the_problems_list_are_refused() -> Result<(), Failed> {
         "#include <stdio.h>\nint main(void) { puts(\"1\"); return 0; }\n",
         Coverage::All,
     )?;
-    expect(&allowed, &[Verdict::AC])
+    expect(&allowed, &[Verdict::AC])?;
+    // `limits.code` (KiB): a larger submission is refused the same way.
+    let limited = package(&[
+        (
+            "problem.yaml",
+            "problem_format_version: 2025-09\nname: small\nlimits:\n  code: 1\n",
+        ),
+        ("data/secret/1.in", "\n"),
+        ("data/secret/1.ans", "1\n"),
+    ]);
+    let padded = format!("print(1)\n#{}\n", "x".repeat(1100));
+    let refused = judge(limited.path(), "python3", &padded, Coverage::All)?;
+    assert_eq!(refused.verdict, Verdict::CE, "{refused:#?}");
+    assert!(
+        refused
+            .compile_output
+            .contains("the submission is 2 KiB, more than the problem's code limit of 1 KiB"),
+        "{refused:#?}"
+    );
+    let fits = judge(limited.path(), "python3", "print(1)\n", Coverage::All)?;
+    expect(&fits, &[Verdict::AC])
 }
 
 /// The format's validation of shared test case files: a sample's `.out` (shown instead of
