@@ -396,6 +396,17 @@ fn answer_files(path: &std::path::Path) -> std::io::Result<Answers> {
     Ok(Answers::files(files))
 }
 
+/// The first rejected test with what the package says of it (`.desc`, `.hint`, or its
+/// `.yaml`'s `description` and `hint`), if it says anything.
+fn first_failure_described(problem: &Problem, report: &JudgeReport) -> Option<String> {
+    let failed = report.tests.iter().find(|t| t.verdict != Verdict::AC)?;
+    let case = problem
+        .test_cases()
+        .into_iter()
+        .find(|case| case.name == failed.name)?;
+    Some(format!("{}: {}", case.name, case.description()?))
+}
+
 /// Verifies one submission on `extended` (the package at the TLE margin, any language);
 /// `package` is the package as contestants see it.
 fn verify_one(
@@ -463,7 +474,12 @@ fn verify_one(
             ));
             RowOutcome::Match
         }
-        (Err(reason), Err(_)) => RowOutcome::Mismatch(reason),
+        (Err(reason), Err(_)) => {
+            RowOutcome::Mismatch(match first_failure_described(problem, &report) {
+                Some(described) => format!("{reason} [{described}]"),
+                None => reason,
+            })
+        }
     };
     let judged_language = !problem.submit_answer && !row.language.is_empty();
     if let (true, Err(reason)) = (judged_language, package.allows_language(&row.language)) {

@@ -135,6 +135,29 @@ impl TestCase {
         path.is_file().then_some(path)
     }
 
+    /// What the package says of the test, for whoever reads of a failure on it: `description`
+    /// and `hint` from its `<name>.yaml`, else the legacy `.desc` and `.hint` files.
+    pub fn description(&self) -> Option<String> {
+        let yaml = std::fs::read_to_string(self.input.with_extension("yaml"))
+            .ok()
+            .and_then(|text| super::parse_yaml(&text).ok());
+        let field = |key: &str, extension: &str| {
+            yaml.as_ref()
+                .and_then(|value| value.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| std::fs::read_to_string(self.input.with_extension(extension)).ok())
+                .map(|text| text.trim().to_string())
+                .filter(|text| !text.is_empty())
+        };
+        match (field("description", "desc"), field("hint", "hint")) {
+            (None, None) => None,
+            (Some(description), None) => Some(description),
+            (None, Some(hint)) => Some(format!("hint: {hint}")),
+            (Some(description), Some(hint)) => Some(format!("{description} (hint: {hint})")),
+        }
+    }
+
     /// The input a statement shows: `.in.statement`, else the `.in`.
     pub fn shown_input(&self) -> PathBuf {
         self.sibling("in.statement")

@@ -578,7 +578,8 @@ fn languages_outside_the_problems_list_are_refused() -> Result<(), Failed> {
 }
 
 /// The format's validation of shared test case files: a sample's `.out` (shown instead of
-/// its answer) must pass the output validator, and so must a shown `.ans`.
+/// its answer) must pass the output validator, and so must a shown `.ans`. A failure on a
+/// test with a `.desc` / `.hint` quotes them.
 fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
     let dir = package(&[
         (
@@ -591,8 +592,11 @@ fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
         ("data/sample/2.in", "4\n"),
         ("data/sample/2.ans", "8\n"),
         ("data/sample/2.out", "9\n"),
+        ("data/sample/1.desc", "three doubled\n"),
+        ("data/sample/1.hint", "read the statement\n"),
         ("data/secret/1.in", "1\n"),
         ("data/secret/1.ans", "2\n"),
+        ("submissions/accepted/zero.py", "print(0)\n"),
     ]);
     let problem = Problem::load(dir.path()).map_err(|e| e.to_string())?;
     let env = env();
@@ -606,5 +610,13 @@ fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
         report.shown_outputs
     );
     assert!(!report.ok);
+    // A mismatch names the first failed test with what the package says of it.
+    let judge::RowOutcome::Mismatch(reason) = &report.rows[0].outcome else {
+        return Err(format!("{:?}", report.rows[0]).into());
+    };
+    assert!(
+        reason.ends_with("[sample/1: three doubled (hint: read the statement)]"),
+        "{reason}"
+    );
     Ok(())
 }
