@@ -410,6 +410,7 @@ mod tests {
             constants: Default::default(),
             input_validators: Vec::new(),
             invalid_inputs: Vec::new(),
+            output_cases: Vec::new(),
             warnings: Vec::new(),
         }
     }

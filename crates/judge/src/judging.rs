@@ -1311,6 +1311,18 @@ impl<'a> Judge<'a> {
             Ok(fd) => fd,
             Err(e) => return (None, system_error(format!("pipes: {e}"))),
         };
+        // It also keeps a write end of the submission's input and a read end of its output
+        // until the validator's verdict is acted on: the moment the validator exits, the
+        // submission can neither see the end of its input nor fail writing (EPIPE), and so
+        // cannot crash because of the validator before a rejection cancels it. Causality then
+        // decides: a submission that ended before the validator did ended on its own.
+        let held = validator_writes
+            .try_clone()
+            .and_then(|input| Ok((input, validator_reads.try_clone()?)));
+        let held = match held {
+            Ok(ends) => ends,
+            Err(e) => return (None, system_error(format!("pipes: {e}"))),
+        };
         let submission_spec = RunSpec {
             stdin: Stdin::Passed,
             stdout: Stdout::Passed,
@@ -1329,13 +1341,13 @@ impl<'a> Judge<'a> {
         let cancel = submission.canceller();
         let tracked = abort.track(submission.as_ref());
         let (decision, outcome) = std::thread::scope(|scope| {
+            let (ended, outcome) = std::sync::mpsc::channel();
             let waiting = scope.spawn(move || {
-                let outcome = submission.wait();
+                let _ = ended.send(submission.wait());
                 let _ = std::io::copy(
                     &mut std::fs::File::from(validator_output),
                     &mut std::io::sink(),
                 );
-                outcome
             });
             let decision = self.run_validator(
                 prepared,
@@ -1356,13 +1368,22 @@ impl<'a> Judge<'a> {
                 },
                 feedback,
             );
-            // Once the validator has rejected, the submission has nothing left to say.
-            if decision.verdict != Verdict::AC {
+            // Once the validator has rejected, the submission has nothing left to say: it is
+            // cancelled, and sees the end of its pipes only once it has ended. Otherwise it
+            // sees them now, and ends as it will.
+            let outcome = if decision.verdict != Verdict::AC {
                 cancel.cancel();
-            }
+                let outcome = outcome.recv();
+                drop(held);
+                outcome
+            } else {
+                drop(held);
+                outcome.recv()
+            };
+            waiting.join().expect("the waiting thread does not panic");
             (
                 decision,
-                waiting.join().expect("the waiting thread does not panic"),
+                outcome.expect("the waiting thread reports the outcome"),
             )
         });
         abort.untrack(tracked);

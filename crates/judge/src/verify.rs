@@ -19,7 +19,7 @@ use crate::input_validation::{validate_inputs, InputValidation};
 use crate::judging::{Answers, Judge, JudgeError, JudgeOptions, JudgeReport, PreparedProblem};
 use crate::package::{
     default_rule, format_verdict, language_of, Expectation, FormatVersion, PackageSubmission,
-    Problem, ProblemKind, Rule, TestItem, TimeLimitUse,
+    Problem, ProblemKind, Rule, TestCase, TestItem, TimeLimitUse,
 };
 use crate::program::{language_for_code, ProgramFiles};
 use crate::verdict::Verdict;
@@ -108,9 +108,10 @@ pub struct VerifyReport {
     pub rows: Vec<VerifyRow>,
     /// What each input validator found on the test data.
     pub input_validation: Vec<InputValidation>,
-    /// Samples whose shown output (`.out`, or the `.ans` when nothing overrides it) the
-    /// output validator does not accept, with its reason.
-    pub shown_outputs: Vec<String>,
+    /// Outputs the output validator judged otherwise than the package says: a sample's shown
+    /// output (`.out`, or the `.ans` when nothing overrides it) and `valid_output/` it must
+    /// accept, `invalid_output/` it must reject. Each with the reason.
+    pub output_validation: Vec<String>,
     /// The package's warnings (unknown keys, skipped files).
     pub warnings: Vec<String>,
     /// No mismatch (unavailable languages excepted) and at least one submission judged.
@@ -143,7 +144,7 @@ pub fn verify(
     extended.languages = None;
     let extended = judge.prepare(&extended)?;
 
-    let shown_outputs = check_shown_outputs(judge, &extended);
+    let output_validation = check_output_validation(judge, &extended);
     let mut rows = Vec::new();
     for submission in &problem.submissions {
         let row = verify_one(judge, &extended, problem, submission, time_limit_ms)?;
@@ -159,7 +160,7 @@ pub fn verify(
             .iter()
             .all(|r| !matches!(r.outcome, RowOutcome::Mismatch(_)))
         && input_validation.iter().all(|v| v.failures.is_empty())
-        && shown_outputs.is_empty();
+        && output_validation.is_empty();
     Ok(VerifyReport {
         problem: problem.name.clone(),
         time_limit_ms,
@@ -168,21 +169,54 @@ pub fn verify(
         margin_ms,
         rows,
         input_validation,
-        shown_outputs,
+        output_validation,
         warnings: problem.warnings.iter().map(ToString::to_string).collect(),
         ok,
     })
 }
 
-/// The format's validation of shared test case files: where outputs are judged apart from an
-/// interaction (neither interactive nor multi-pass), a sample's `.out` must pass the output
-/// validator, and so must its `.ans` when the statement shows it.
-fn check_shown_outputs(judge: &Judge<'_>, prepared: &PreparedProblem<'_>) -> Vec<String> {
+/// The format's checks of the output validator, where outputs are judged apart from an
+/// interaction (neither interactive nor multi-pass): a sample's `.out` must pass it, and so
+/// must its `.ans` when the statement shows it; `valid_output/`'s `.out` files must pass and
+/// `invalid_output/`'s must not.
+fn check_output_validation(judge: &Judge<'_>, prepared: &PreparedProblem<'_>) -> Vec<String> {
     let problem = prepared.problem;
     if problem.interactive() || problem.multi_pass {
         return Vec::new();
     }
     let mut failures = Vec::new();
+    for (input, valid) in &problem.output_cases {
+        let shown = input
+            .strip_prefix(&problem.dir)
+            .unwrap_or(input)
+            .with_extension("out");
+        let case = TestCase {
+            name: shown.with_extension("").display().to_string(),
+            input: input.clone(),
+            answer: input.with_extension("ans"),
+            sample: false,
+            args: Vec::new(),
+            files: None,
+            static_validation: None,
+        };
+        let result = match std::fs::read(input.with_extension("out")) {
+            Ok(bytes) => judge.check_answer(prepared, Some(&bytes), &case, &problem.data.settings),
+            Err(e) => {
+                failures.push(format!("{}: {e}", shown.display()));
+                continue;
+            }
+        };
+        let accepted = result.verdict == Verdict::AC;
+        if accepted != *valid {
+            failures.push(format!(
+                "{}: the output validator says {} ({}), but it must {}",
+                shown.display(),
+                result.verdict,
+                first_line(&result.message),
+                if *valid { "accept it" } else { "reject it" }
+            ));
+        }
+    }
     for case in problem.test_cases().into_iter().filter(|c| c.sample) {
         let (shown, overridden) = case.shown_output();
         let file = match (case.sibling("out"), overridden) {

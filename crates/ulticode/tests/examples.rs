@@ -84,7 +84,11 @@ fn sumlines_in_the_2025_09_format() {
         );
     }
     // The sample's `.out` (shown instead of its answer) passes the output validator.
-    assert_eq!(report["shown_outputs"], serde_json::json!([]), "{report:#}");
+    assert_eq!(
+        report["output_validation"],
+        serde_json::json!([]),
+        "{report:#}"
+    );
     let rows = report["rows"].as_array().unwrap();
     let judged: Vec<&str> = rows
         .iter()

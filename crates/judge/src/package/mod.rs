@@ -235,6 +235,9 @@ pub struct Problem {
     pub input_validators: Vec<InputValidator>,
     /// `data/invalid_input/**.in` (2025-09): inputs some input validator must reject.
     pub invalid_inputs: Vec<PathBuf>,
+    /// `data/valid_output/` and `data/invalid_output/` (2025-09): each `.in` with its `.ans`
+    /// and an `.out` the output validator must accept (`true`) or reject (`false`).
+    pub output_cases: Vec<(PathBuf, bool)>,
     pub warnings: Vec<PackageWarning>,
 }
 
@@ -258,6 +261,7 @@ impl Problem {
         let validator = validators::find_output_validator(&dir)?;
         let input_validators = validators::find_input_validators(&dir, &mut warnings)?;
         let invalid_inputs = validators::invalid_inputs(&dir);
+        let output_cases = validators::output_cases(&dir);
         let mut validation = config.validation;
         // 2025-09 has no `validation` key: an output validator, when there is one, judges.
         if config.version == FormatVersion::Modern && validator.is_some() {
@@ -331,6 +335,7 @@ impl Problem {
             constants: config.constants,
             input_validators,
             invalid_inputs,
+            output_cases,
             warnings,
         })
     }

@@ -210,6 +210,11 @@ pub(super) fn find_input_validators(
 
 /// `data/invalid_input/` (2025-09) and its subdirectories: inputs that must be rejected.
 pub(super) fn invalid_inputs(dir: &Path) -> Vec<PathBuf> {
+    inputs_below(&dir.join("data/invalid_input"))
+}
+
+/// The `.in` files below `dir`, in path order.
+fn inputs_below(dir: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for path in programs_in(dir) {
             if path.is_dir() {
@@ -220,6 +225,21 @@ pub(super) fn invalid_inputs(dir: &Path) -> Vec<PathBuf> {
         }
     }
     let mut found = Vec::new();
-    walk(&dir.join("data/invalid_input"), &mut found);
+    walk(dir, &mut found);
+    found
+}
+
+/// `data/valid_output/` and `data/invalid_output/` (2025-09): `tc.in`, `tc.ans` and a
+/// `tc.out` the output validator must accept, or reject. `true` marks the valid ones.
+pub(super) fn output_cases(dir: &Path) -> Vec<(PathBuf, bool)> {
+    let mut found: Vec<(PathBuf, bool)> = inputs_below(&dir.join("data/valid_output"))
+        .into_iter()
+        .map(|input| (input, true))
+        .collect();
+    found.extend(
+        inputs_below(&dir.join("data/invalid_output"))
+            .into_iter()
+            .map(|input| (input, false)),
+    );
     found
 }

@@ -64,6 +64,10 @@ fn main() {
             languages_outside_the_problems_list_are_refused,
         ),
         Trial::test(
+            "interactive_crash_caused_by_the_validators_exit_is_its_rejection",
+            interactive_crash_caused_by_the_validators_exit_is_its_rejection,
+        ),
+        Trial::test(
             "shown_sample_outputs_must_pass_the_output_validator",
             shown_sample_outputs_must_pass_the_output_validator,
         ),
@@ -577,9 +581,9 @@ fn languages_outside_the_problems_list_are_refused() -> Result<(), Failed> {
     expect(&fits, &[Verdict::AC])
 }
 
-/// The format's validation of shared test case files: a sample's `.out` (shown instead of
-/// its answer) must pass the output validator, and so must a shown `.ans`. A failure on a
-/// test with a `.desc` / `.hint` quotes them.
+/// The format's checks of the output validator: a sample's `.out` (shown instead of its
+/// answer) must pass it, and so must a shown `.ans`; `valid_output/` must pass and
+/// `invalid_output/` must not. A failure on a test with a `.desc` / `.hint` quotes them.
 fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
     let dir = package(&[
         (
@@ -592,6 +596,12 @@ fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
         ("data/sample/2.in", "4\n"),
         ("data/sample/2.ans", "8\n"),
         ("data/sample/2.out", "9\n"),
+        ("data/valid_output/ok.in", "5\n"),
+        ("data/valid_output/ok.ans", "10\n"),
+        ("data/valid_output/ok.out", "  10\n"),
+        ("data/invalid_output/bad.in", "5\n"),
+        ("data/invalid_output/bad.ans", "10\n"),
+        ("data/invalid_output/bad.out", "10\n"),
         ("data/sample/1.desc", "three doubled\n"),
         ("data/sample/1.hint", "read the statement\n"),
         ("data/secret/1.in", "1\n"),
@@ -603,11 +613,19 @@ fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
     let judge = Judge::new(&env.sandbox, &env.languages);
     let prepared = judge.prepare(&problem)?;
     let report = judge::verify(&judge, &prepared, &|_| {})?;
-    assert_eq!(report.shown_outputs.len(), 1, "{:?}", report.shown_outputs);
+    // valid_output/ok.out passes as it must; invalid_output/bad.out passes but must not;
+    // sample/2.out is wrong.
+    let said = &report.output_validation;
+    assert_eq!(said.len(), 2, "{said:?}");
     assert!(
-        report.shown_outputs[0].starts_with("data/sample/2.out: the output validator says WA"),
-        "{:?}",
-        report.shown_outputs
+        said[0].starts_with(
+            "data/invalid_output/bad.out: the output validator says AC (), but it must reject it"
+        ),
+        "{said:?}"
+    );
+    assert!(
+        said[1].starts_with("data/sample/2.out: the output validator says WA"),
+        "{said:?}"
     );
     assert!(!report.ok);
     // A mismatch names the first failed test with what the package says of it.
@@ -618,5 +636,27 @@ fn shown_sample_outputs_must_pass_the_output_validator() -> Result<(), Failed> {
         reason.ends_with("[sample/1: three doubled (hint: read the statement)]"),
         "{reason}"
     );
+    Ok(())
+}
+
+/// A validator that rejects and exits: the submission, waiting for its answer, would see the
+/// end of its input at once and crash on it. That crash is caused by the validator's exit, so
+/// the rejection decides, every time (the judge holds the pipes until the submission is
+/// cancelled; before, this was RE in some runs).
+fn interactive_crash_caused_by_the_validators_exit_is_its_rejection() -> Result<(), Failed> {
+    let dir = package(&[
+        ("problem.yaml", "validation: custom interactive\n"),
+        (
+            "output_validators/strict/interact.py",
+            "import sys\nsys.stdin.readline()\nsys.exit(43)\n",
+        ),
+        ("data/secret/1.in", "\n"),
+        ("data/secret/1.ans", "\n"),
+    ]);
+    let asks = "print('? 1', flush=True)\ninput()\nprint('? 2', flush=True)\n";
+    for round in 0..12 {
+        let report = judge(dir.path(), "python3", asks, Coverage::Package)?;
+        expect(&report, &[Verdict::WA]).map_err(|e| format!("round {round}: {e:?}"))?;
+    }
     Ok(())
 }

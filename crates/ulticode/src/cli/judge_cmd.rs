@@ -311,8 +311,8 @@ pub fn problem(command: ProblemCommand) -> anyhow::Result<ExitCode> {
             }
             out!();
         }
-        for failure in &report.shown_outputs {
-            out!("MISMATCH shown sample output {failure}");
+        for failure in &report.output_validation {
+            out!("MISMATCH output validation {failure}");
         }
         for validation in &report.input_validation {
             match &validation.not_run {
