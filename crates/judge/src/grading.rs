@@ -109,6 +109,17 @@ impl Failures {
         }
     }
 
+    /// Whether the test at `index` is left out, in judging order: its dependency is unmet
+    /// (recorded, so that groups depending on its own are left out too), or the rules skip
+    /// it after an earlier rejection.
+    pub(crate) fn leaves_out(&mut self, plan: &Plan<'_>, index: usize, rules: SkipRules) -> bool {
+        if self.unmet(plan, index) {
+            self.record_unmet(plan, index);
+            return true;
+        }
+        self.skips(plan, index, rules)
+    }
+
     /// Whether the rules skip the test at `index` after an earlier rejection.
     pub(crate) fn skips(&self, plan: &Plan<'_>, index: usize, rules: SkipRules) -> bool {
         if rules.first_failure && self.first.is_some_and(|f| f < index) {
@@ -135,11 +146,7 @@ pub(crate) fn aggregate(
     let mut counted: HashMap<&str, TestResult> = HashMap::new();
     let mut tests = Vec::new();
     for (index, result) in results.into_iter().enumerate() {
-        if failures.unmet(plan, index) {
-            failures.record_unmet(plan, index);
-            continue;
-        }
-        if failures.skips(plan, index, rules) {
+        if failures.leaves_out(plan, index, rules) {
             continue;
         }
         let planned = &plan.cases[index];

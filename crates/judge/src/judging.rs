@@ -212,6 +212,17 @@ pub struct JudgeReport {
 }
 
 impl TestResult {
+    /// The result with a decision's verdict, message, score and fault.
+    fn decided(self, decision: Decision) -> Self {
+        Self {
+            verdict: decision.verdict,
+            message: decision.message,
+            score: decision.score,
+            package_fault: decision.package_fault,
+            ..self
+        }
+    }
+
     /// A test's result before it is judged (a system error until something better is known).
     fn unjudged(case: &TestCase) -> Self {
         Self {
@@ -748,11 +759,7 @@ impl<'a> Judge<'a> {
             Ok(outcome) => read_feedback(&outcome, feedback.path()),
             Err(e) => system_error(format!("invalid static validator run: {e}")),
         };
-        result.verdict = decision.verdict;
-        result.message = decision.message;
-        result.score = decision.score;
-        result.package_fault = decision.package_fault;
-        result
+        result.decided(decision)
     }
 
     /// One test judged on an output that is given, not produced by a run: a submit-answer
@@ -767,18 +774,14 @@ impl<'a> Judge<'a> {
         let mut result = TestResult::unjudged(case);
         let limit = prepared.problem.limits.output_mib << 20;
         let decision = match answer {
-            None => Decision {
-                verdict: Verdict::WA,
-                message: format!("the submission has no answer for {}", case.name),
-                score: None,
-                package_fault: false,
-            },
-            Some(bytes) if bytes.len() as u64 > limit => Decision {
-                verdict: Verdict::OLE,
-                message: format!("the answer is larger than {} MiB", limit >> 20),
-                score: None,
-                package_fault: false,
-            },
+            None => Decision::verdict(
+                Verdict::WA,
+                format!("the submission has no answer for {}", case.name),
+            ),
+            Some(bytes) if bytes.len() as u64 > limit => Decision::verdict(
+                Verdict::OLE,
+                format!("the answer is larger than {} MiB", limit >> 20),
+            ),
             Some(bytes) => match CapturedOutput::from_bytes(bytes) {
                 Ok(output) => {
                     if case.sample {
@@ -791,11 +794,7 @@ impl<'a> Judge<'a> {
                 Err(e) => system_error(format!("answer file: {e}")),
             },
         };
-        result.verdict = decision.verdict;
-        result.message = decision.message;
-        result.score = decision.score;
-        result.package_fault = decision.package_fault;
-        result
+        result.decided(decision)
     }
 
     /// Judges a program of one or more files (a directory submission). The package's
@@ -908,15 +907,8 @@ impl<'a> Judge<'a> {
                     if abort.is_aborted() {
                         return;
                     }
-                    {
-                        let mut failures = failures.lock().unwrap();
-                        if failures.unmet(plan, index) {
-                            failures.record_unmet(plan, index);
-                            continue;
-                        }
-                        if failures.skips(plan, index, rules) {
-                            continue;
-                        }
+                    if failures.lock().unwrap().leaves_out(plan, index, rules) {
+                        continue;
                     }
                     let planned = &plan.cases[index];
                     let result = run_test(planned.case, planned.settings);
@@ -1051,11 +1043,7 @@ impl<'a> Judge<'a> {
                     Some(String::from_utf8_lossy(&output.head(SAMPLE_OUTPUT_BYTES)).into_owned());
             }
         }
-        result.verdict = decision.verdict;
-        result.message = decision.message;
-        result.score = decision.score;
-        result.package_fault = decision.package_fault;
-        result
+        result.decided(decision)
     }
 
     /// One run of a test (one pass of a multi-pass test): the submission on `pass.input`, then
@@ -1108,12 +1096,7 @@ impl<'a> Judge<'a> {
             .run(self.sandbox, &spec, fds)
             .map_err(|e| format!("invalid run: {e}"))?;
         let decision = match run_verdict(&outcome) {
-            Some((verdict, message)) => Decision {
-                verdict,
-                message,
-                score: None,
-                package_fault: false,
-            },
+            Some((verdict, message)) => Decision::verdict(verdict, message),
             None => self.check(prepared, case, settings, &output, feedback),
         };
         Ok((Some(outcome), decision, Some(output)))
@@ -1403,12 +1386,7 @@ fn interactive_decision(decision: Decision, outcome: &RunOutcome) -> Decision {
     let cut_off = outcome.cancelled || outcome.signal == Some(libc::SIGPIPE);
     match (decision.verdict, run_verdict(outcome)) {
         (Verdict::SE, _) => decision,
-        (_, Some((verdict, message))) if !cut_off => Decision {
-            verdict,
-            message,
-            score: None,
-            package_fault: false,
-        },
+        (_, Some((verdict, message))) if !cut_off => Decision::verdict(verdict, message),
         _ => decision,
     }
 }

@@ -35,14 +35,19 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// The judge could not check (the sandbox failed): worth another attempt.
-    pub(crate) fn system_error(message: String) -> Self {
+    /// A verdict without a score, as the run or the judge decided it.
+    pub(crate) fn verdict(verdict: Verdict, message: String) -> Self {
         Self {
-            verdict: Verdict::SE,
+            verdict,
             message,
             score: None,
             package_fault: false,
         }
+    }
+
+    /// The judge could not check (the sandbox failed): worth another attempt.
+    pub(crate) fn system_error(message: String) -> Self {
+        Self::verdict(Verdict::SE, message)
     }
 
     fn package_fault(message: String) -> Self {
