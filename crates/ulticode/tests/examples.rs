@@ -39,6 +39,17 @@ fn verify(problem: &str) -> Value {
     report
 }
 
+/// The report's row of one submission (`submissions/...`).
+fn row(report: &Value, name: &str) -> Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["submission"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no row {name}: {report:#}"))
+}
+
 #[test]
 fn aplusb_in_every_language() {
     verify("aplusb");
@@ -150,16 +161,7 @@ fn zerosum_scores_two_subtasks() {
 #[test]
 fn tables_has_files_writing_and_group_dependencies() {
     let report = verify("tables");
-    let row = |name: &str| {
-        report["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["submission"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("no row {name}: {report:#}"))
-    };
-    let not_run = row("submissions/rejected/wrong_first.py");
+    let not_run = row(&report, "submissions/rejected/wrong_first.py");
     assert_eq!(not_run["got"], "WA (10)", "{not_run:#}");
     assert_eq!(
         not_run["groups"],
@@ -171,17 +173,20 @@ fn tables_has_files_writing_and_group_dependencies() {
         "{not_run:#}"
     );
     assert_eq!(
-        row("submissions/run_time_error/no_file.py")["got"],
+        row(&report, "submissions/run_time_error/no_file.py")["got"],
         "RE (0)"
     );
-    assert_eq!(row("submissions/accepted/cached.py")["got"], "AC (100)");
     assert_eq!(
-        row("submissions/partially_accepted/long_lines.py")["got"],
+        row(&report, "submissions/accepted/cached.py")["got"],
+        "AC (100)"
+    );
+    assert_eq!(
+        row(&report, "submissions/partially_accepted/long_lines.py")["got"],
         "WA (90)"
     );
     // `languages`: the package's own C submission is judged, and the row says contestants
     // cannot use C.
-    let c = row("submissions/partially_accepted/int32.c");
+    let c = row(&report, "submissions/partially_accepted/int32.c");
     assert!(
         c["note"]
             .as_str()
@@ -231,17 +236,8 @@ fn echo_has_a_build_run_validator() {
 #[test]
 fn doubling_is_multi_pass() {
     let report = verify("doubling");
-    let row = |name: &str| {
-        report["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["submission"] == name)
-            .cloned()
-            .unwrap()
-    };
     // Right on the first pass of the sample (3 → 6); the crash needs the third (12).
-    let crash = row("submissions/run_time_error/crashes_later.py");
+    let crash = row(&report, "submissions/run_time_error/crashes_later.py");
     assert_eq!(
         crash["groups"][0],
         serde_json::json!(["sample", "RTE"]),
