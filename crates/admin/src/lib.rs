@@ -76,6 +76,26 @@ pub struct AdminPorts {
 pub struct AdminService {
     db: Db,
     ports: AdminPorts,
+    /// The pipeline's recent counts, oldest first (this process's view; not a record).
+    history: Arc<std::sync::Mutex<std::collections::VecDeque<PipelineSample>>>,
+}
+
+/// How often [`AdminService::sample_pipeline`] samples, and how many samples it keeps (an hour).
+const SAMPLE_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+const SAMPLES_KEPT: usize = 240;
+
+/// The pipeline's counts at one moment.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PipelineSample {
+    pub at_ms: i64,
+    pub queue_length: u64,
+    pub pending: u64,
+    pub queue_delay_ms: u64,
+    pub dead_letters: u64,
+    /// Outbox rows not yet on the queue.
+    pub outbox_pending: i64,
+    /// Submissions being judged.
+    pub judging: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -159,7 +179,50 @@ pub struct AuditEntry {
 impl AdminService {
     pub async fn open(db: Db, ports: AdminPorts) -> Result<Self, DbError> {
         db.migrate(MIGRATIONS).await?;
-        Ok(Self { db, ports })
+        Ok(Self {
+            db,
+            ports,
+            history: Arc::default(),
+        })
+    }
+
+    /// Samples the pipeline's counts every 15 s for the dashboard's charts of the last hour,
+    /// until `shutdown`. A sample that cannot be taken (a dependency down) is skipped.
+    pub async fn sample_pipeline(self, shutdown: platform::Shutdown) {
+        loop {
+            if let Some(sample) = self.sample().await {
+                let mut history = self.history.lock().unwrap_or_else(|p| p.into_inner());
+                if history.len() == SAMPLES_KEPT {
+                    history.pop_front();
+                }
+                history.push_back(sample);
+            }
+            tokio::select! {
+                _ = shutdown.triggered() => return,
+                _ = tokio::time::sleep(SAMPLE_EVERY) => {}
+            }
+        }
+    }
+
+    async fn sample(&self) -> Option<PipelineSample> {
+        let submission = self.ports.submissions.pipeline().await.ok()?;
+        let queue = self.ports.queue.stats().await.ok()?;
+        let count = |states: &[contracts::admin::StateCount], name: &str| {
+            states
+                .iter()
+                .filter(|s| s.state.eq_ignore_ascii_case(name))
+                .map(|s| s.count)
+                .sum()
+        };
+        Some(PipelineSample {
+            at_ms: self.db.now_ms().await.ok()?,
+            queue_length: queue.length,
+            pending: queue.pending,
+            queue_delay_ms: queue.queue_delay_ms,
+            dead_letters: queue.dead_letters,
+            outbox_pending: count(&submission.outbox_by_state, "pending"),
+            judging: count(&submission.submissions_by_state, "judging"),
+        })
     }
 
     pub fn db(&self) -> &Db {
@@ -436,6 +499,28 @@ async fn pipeline(
     }))
 }
 
+/// The pipeline's counts over the last hour, sampled every 15 s by this process, oldest first.
+#[utoipa::path(get, path = "/api/v1/admin/pipeline/history", tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Samples, oldest first", body = Vec<PipelineSample>),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+    ))]
+async fn pipeline_history(
+    State(admin_service): State<AdminService>,
+    caller: Authenticated,
+) -> Result<Json<Vec<PipelineSample>>, ApiError> {
+    admin(&caller, Permission::ViewPipeline)?;
+    let history = admin_service
+        .history
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .cloned()
+        .collect();
+    Ok(Json(history))
+}
+
 /// Dead letters: queue entries that will not be delivered again, with the reason.
 #[utoipa::path(get, path = "/api/v1/admin/dead-letters", tag = "admin",
     security(("bearer" = [])),
@@ -607,6 +692,7 @@ pub fn routes(admin_service: AdminService) -> OpenApiRouter {
         .routes(routes!(rejudge))
         .routes(routes!(rejudge_batch))
         .routes(routes!(pipeline))
+        .routes(routes!(pipeline_history))
         .routes(routes!(dead_letters))
         .routes(routes!(replay_dead_letter))
         .routes(routes!(list_users))

@@ -124,7 +124,7 @@ fn session_response(state: &AuthState, session: Session) -> Response {
         format!(
             "{REFRESH_COOKIE}={}; {}",
             session.refresh_token,
-            cookie_attributes("/api/v1/auth", refresh_age, true, secure)
+            cookie_attributes("/", refresh_age, true, secure)
         ),
         format!(
             "{CSRF_COOKIE}={csrf}; {}",
@@ -149,7 +149,7 @@ fn session_response(state: &AuthState, session: Session) -> Response {
 fn clear_cookies(response: &mut Response, secure: bool) {
     for (name, path, http_only) in [
         (ACCESS_COOKIE, "/", true),
-        (REFRESH_COOKIE, "/api/v1/auth", true),
+        (REFRESH_COOKIE, "/", true),
         (CSRF_COOKIE, "/", false),
     ] {
         set_cookie(

@@ -20,7 +20,8 @@ use utoipa::ToSchema;
 
 /// The cookie holding the access token when a browser logged in.
 pub const ACCESS_COOKIE: &str = "ulticode_access";
-/// The cookie holding the refresh token (sent only to the auth routes).
+/// The cookie holding the refresh token (HttpOnly, SameSite=Strict, path `/`: the console
+/// renews an expired access token with it on a page load, and logs out with it).
 pub const REFRESH_COOKIE: &str = "ulticode_refresh";
 /// The readable cookie whose value cookie-authenticated writes repeat in [`CSRF_HEADER`].
 pub const CSRF_COOKIE: &str = "ulticode_csrf";

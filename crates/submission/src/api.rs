@@ -513,6 +513,90 @@ async fn list_submissions(
     }))
 }
 
+/// A problem in a user's record.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProblemRef {
+    pub problem_id: i64,
+    pub problem_slug: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VerdictCount {
+    pub verdict: Verdict,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DayCount {
+    /// The day, `YYYY-MM-DD` in UTC.
+    pub day: String,
+    pub count: i64,
+}
+
+/// The caller's record: solved and attempted problems, verdicts of judged submissions, and
+/// submissions per day over the last year.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubmissionStats {
+    pub solved: Vec<ProblemRef>,
+    pub attempted: Vec<ProblemRef>,
+    pub verdicts: Vec<VerdictCount>,
+    pub days: Vec<DayCount>,
+}
+
+/// `YYYY-MM-DD` of a day number since the Unix epoch.
+fn civil_day(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The caller's own record (profile pages, solved marks).
+#[utoipa::path(get, path = "/api/v1/submissions/stats", tag = "submissions",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The caller's record", body = SubmissionStats),
+        (status = 401, description = "Not authenticated", body = ProblemDetails),
+    ))]
+async fn submission_stats(
+    State(state): State<ApiState>,
+    caller: Authenticated,
+) -> Result<Json<SubmissionStats>, ApiError> {
+    const YEAR_MS: i64 = 371 * 86_400_000;
+    let now = state.store.db().now_ms().await?;
+    let stats = state
+        .store
+        .user_stats(caller.0.user_id, now - YEAR_MS)
+        .await?;
+    let problem = |(id, slug): (ProblemId, String)| ProblemRef {
+        problem_id: id.0,
+        problem_slug: slug,
+    };
+    Ok(Json(SubmissionStats {
+        solved: stats.solved.into_iter().map(problem).collect(),
+        attempted: stats.attempted.into_iter().map(problem).collect(),
+        verdicts: stats
+            .verdicts
+            .into_iter()
+            .map(|(verdict, count)| VerdictCount { verdict, count })
+            .collect(),
+        days: stats
+            .days
+            .into_iter()
+            .map(|(day, count)| DayCount {
+                day: civil_day(day),
+                count,
+            })
+            .collect(),
+    }))
+}
+
 /// Live status as Server-Sent Events: `queued`, `compiling`, `running` (data has `test` and
 /// `total`), and finally `done` with the verdict, after which the stream ends.
 #[utoipa::path(get, path = "/api/v1/submissions/{id}/events", tag = "submissions",
@@ -649,6 +733,7 @@ pub fn routes(
     OpenApiRouter::new()
         .routes(routes!(submit, list_submissions))
         .routes(routes!(get_submission))
+        .routes(routes!(submission_stats))
         .routes(routes!(submission_events))
         .with_state(ApiState {
             store,
@@ -656,4 +741,18 @@ pub fn routes(
             config,
             streams: Arc::default(),
         })
+}
+
+#[cfg(test)]
+mod stats_tests {
+    #[test]
+    fn days_are_civil_dates() {
+        for (days, date) in [
+            (0, "1970-01-01"),
+            (11_016, "2000-02-29"),
+            (20_788, "2026-12-01"),
+        ] {
+            assert_eq!(super::civil_day(days), date);
+        }
+    }
 }

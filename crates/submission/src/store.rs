@@ -146,6 +146,16 @@ pub struct SubmissionSummary {
     pub created_at_ms: i64,
 }
 
+/// One user's record (see [`SubmissionStore::user_stats`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserStats {
+    pub solved: Vec<(ProblemId, String)>,
+    pub attempted: Vec<(ProblemId, String)>,
+    pub verdicts: Vec<(Verdict, i64)>,
+    /// Submissions per day (days since the Unix epoch, UTC).
+    pub days: Vec<(i64, i64)>,
+}
+
 /// Whose submissions a listing shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Listing {
@@ -650,6 +660,81 @@ impl SubmissionStore {
                 })
             })
             .collect()
+    }
+
+    /// One user's record: the problems they solved and attempted, how their judged
+    /// submissions ended, and how many they made on each day since `since_ms`.
+    pub async fn user_stats(&self, user: UserId, since_ms: i64) -> Result<UserStats, DbError> {
+        let pool = self.db.pool();
+        let slug = |facts: String| {
+            serde_json::from_str::<SubmissionFactsSnapshot>(&facts)
+                .map(|f| f.problem_slug)
+                .unwrap_or_default()
+        };
+        let problems = |accepted_only: bool| {
+            let filter = if accepted_only {
+                " AND verdict = 'AC'"
+            } else {
+                ""
+            };
+            format!(
+                "SELECT problem_id, MAX(facts) FROM submissions WHERE user_id = $1{filter} \
+                 GROUP BY problem_id ORDER BY problem_id"
+            )
+        };
+        let mut solved = Vec::new();
+        for row in self
+            .db
+            .query(&problems(true))
+            .bind(user.0)
+            .fetch_all(pool)
+            .await?
+        {
+            solved.push((ProblemId(row.try_get(0)?), slug(row.try_get(1)?)));
+        }
+        let mut attempted = Vec::new();
+        for row in self
+            .db
+            .query(&problems(false))
+            .bind(user.0)
+            .fetch_all(pool)
+            .await?
+        {
+            attempted.push((ProblemId(row.try_get(0)?), slug(row.try_get(1)?)));
+        }
+        let mut verdicts = Vec::new();
+        let rows = self
+            .db
+            .query(
+                "SELECT verdict, COUNT(*) FROM submissions WHERE user_id = $1 AND state = 'done' \
+                 AND verdict IS NOT NULL GROUP BY verdict ORDER BY verdict",
+            )
+            .bind(user.0)
+            .fetch_all(pool)
+            .await?;
+        for row in rows {
+            if let Some(verdict) = verdict_of(row.try_get(0)?) {
+                verdicts.push((verdict, row.try_get::<i64, _>(1)?));
+            }
+        }
+        let mut days: std::collections::BTreeMap<i64, i64> = Default::default();
+        let rows = self
+            .db
+            .query("SELECT created_at FROM submissions WHERE user_id = $1 AND created_at >= $2")
+            .bind(user.0)
+            .bind(since_ms)
+            .fetch_all(pool)
+            .await?;
+        for row in rows {
+            let at: i64 = row.try_get(0)?;
+            *days.entry(at.div_euclid(86_400_000)).or_default() += 1;
+        }
+        Ok(UserStats {
+            solved,
+            attempted,
+            verdicts,
+            days: days.into_iter().collect(),
+        })
     }
 
     /// Records `SubmissionJudged` in the events outbox.

@@ -45,6 +45,8 @@ pub struct Owners {
     pub secure_cookies: bool,
     /// Whether `/health/ready` also checks the queue (Redis).
     pub check_queue: bool,
+    /// The sandbox this process runs code in (its doctor report is on the system view).
+    pub sandbox: Arc<dyn sandbox::Sandbox>,
 }
 
 #[derive(OpenApi)]
@@ -202,19 +204,70 @@ async fn openapi(State(state): State<SystemState>) -> impl IntoResponse {
 #[utoipa::path(get, path = "/api/v1/languages", tag = "system",
     responses((status = 200, description = "Available languages", body = Vec<LanguageView>)))]
 async fn languages(State(state): State<SystemState>) -> Json<Vec<LanguageView>> {
-    Json(
-        state
-            .owners
-            .languages
-            .available
+    Json(language_views(&state.owners.languages))
+}
+
+/// A language this machine cannot run, with the reason.
+#[derive(Debug, Serialize, ToSchema)]
+struct UnavailableLanguageView {
+    id: String,
+    name: String,
+    reason: String,
+}
+
+/// What this process can run: languages (with versions, and the ones that do not work with
+/// the reason) and the sandbox doctor's checks.
+#[derive(Debug, Serialize, ToSchema)]
+struct SystemView {
+    languages: Vec<LanguageView>,
+    unavailable: Vec<UnavailableLanguageView>,
+    #[schema(value_type = Object)]
+    sandbox: sandbox::doctor::DoctorReport,
+}
+
+/// This process's languages and the sandbox doctor's report (admins).
+#[utoipa::path(get, path = "/api/v1/admin/system", tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Languages and sandbox checks", body = SystemView),
+        (status = 401, description = "Not authenticated", body = ProblemDetails),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
+    ))]
+async fn system_view(
+    State(state): State<SystemState>,
+    caller: platform::http::Authenticated,
+) -> Result<Json<SystemView>, ApiError> {
+    caller.require(contracts::Permission::ViewPipeline)?;
+    let sandbox = state.owners.sandbox.clone();
+    let report = tokio::task::spawn_blocking(move || sandbox::doctor::diagnose(sandbox.as_ref()))
+        .await
+        .map_err(ApiError::internal)?;
+    let languages = &state.owners.languages;
+    Ok(Json(SystemView {
+        languages: language_views(languages),
+        unavailable: languages
+            .unavailable
             .iter()
-            .map(|l| LanguageView {
-                id: l.config.id.clone(),
-                name: l.config.name.clone(),
-                version: l.version.clone(),
+            .map(|l| UnavailableLanguageView {
+                id: l.id.clone(),
+                name: l.name.clone(),
+                reason: l.reason.clone(),
             })
             .collect(),
-    )
+        sandbox: report,
+    }))
+}
+
+fn language_views(languages: &Languages) -> Vec<LanguageView> {
+    languages
+        .available
+        .iter()
+        .map(|l| LanguageView {
+            id: l.config.id.clone(),
+            name: l.config.name.clone(),
+            version: l.version.clone(),
+        })
+        .collect()
 }
 
 async fn method_not_allowed() -> ApiError {
@@ -245,6 +298,7 @@ pub fn http_app(
         .routes(routes!(metrics))
         .routes(routes!(openapi))
         .routes(routes!(languages))
+        .routes(routes!(system_view))
         .with_state(SystemState {
             owners: owners.clone(),
             document: document.clone(),
@@ -275,11 +329,14 @@ pub fn http_app(
         .split_for_parts();
     let _ = document.set(spec.to_json().unwrap_or_default());
     let request_id = HeaderName::from_static("x-request-id");
-    let router = router
+    let api = router
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(Extension(Verifier(Arc::new(owners.auth.clone()))))
+        .layer(Extension(Verifier(Arc::new(owners.auth.clone()))));
+    // The console's pages act through the API in process; whatever is not a page is the API.
+    let router = web::routes(web::Api::new(api.clone()), owners.secure_cookies)
+        .fallback_service(api)
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {

@@ -101,6 +101,7 @@ struct ShapeSettings {
     service_token: String,
     secure_cookies: bool,
     check_queue: bool,
+    sandbox: Arc<dyn sandbox::Sandbox>,
 }
 
 async fn open_owners(
@@ -118,6 +119,7 @@ async fn open_owners(
         service_token,
         secure_cookies,
         check_queue,
+        sandbox,
     } = shape;
     let metrics = Metrics::new();
     let auth = AuthService::open(dbs.auth, AuthConfig::default())
@@ -170,6 +172,7 @@ async fn open_owners(
             service_token,
             secure_cookies,
             check_queue,
+            sandbox,
         },
         admin: Principal {
             user_id: account.id,
@@ -240,6 +243,31 @@ async fn load_problems(
     Ok(())
 }
 
+/// The example problems, compiled into the binary so `up` has problems from any directory.
+static EXAMPLES: include_dir::Dir<'_> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/../../examples/problems");
+
+/// Where `up` loads problems from without `--problems`: a checkout's `examples/problems`
+/// (current while they are edited), else the embedded copy, written under the data dir.
+fn example_problems(data_dir: &Path) -> anyhow::Result<PathBuf> {
+    let checkout = PathBuf::from("examples/problems");
+    if checkout.is_dir() {
+        println!("loading the example problems from {}", checkout.display());
+        return Ok(checkout);
+    }
+    let target = data_dir.join("examples");
+    if target.exists() {
+        std::fs::remove_dir_all(&target)
+            .with_context(|| format!("replace {}", target.display()))?;
+    }
+    std::fs::create_dir_all(&target)?;
+    EXAMPLES
+        .extract(&target)
+        .with_context(|| format!("write the embedded examples to {}", target.display()))?;
+    println!("loading the example problems embedded in this binary");
+    Ok(target)
+}
+
 /// Serves until shutdown, then drains `tasks` within `grace`.
 async fn serve_until_shutdown(
     owners: Owners,
@@ -284,6 +312,9 @@ async fn serve_until_shutdown(
 
 fn announce(addr: SocketAddr, admin_password: Option<&str>) {
     println!("UltiCode is serving on http://{addr}");
+    println!("  console:    http://{addr}/");
+    println!("  management: http://{addr}/manage");
+    println!("  API:        http://{addr}/api/openapi.json");
     match admin_password {
         Some(password) => println!(
             "admin account created: username admin, password {password} (shown once; change it with POST /api/v1/auth/password)"
@@ -335,18 +366,17 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 service_token: uuid::Uuid::new_v4().simple().to_string(),
                 secure_cookies: false,
                 check_queue: false,
+                sandbox: sandbox.clone(),
             },
         )
         .await?;
         let owners = opened.owners.clone();
-        let problems = args.problems.clone().or_else(|| {
-            let examples = PathBuf::from("examples/problems");
-            examples.is_dir().then_some(examples)
-        });
-        if let Some(problems) = problems {
-            let judge = judge::Judge::new(sandbox.as_ref(), &languages);
-            load_problems(&owners.app, &opened.admin, &problems, &judge).await?;
-        }
+        let problems = match args.problems.clone() {
+            Some(dir) => dir,
+            None => example_problems(dir)?,
+        };
+        let judge = judge::Judge::new(sandbox.as_ref(), &languages);
+        load_problems(&owners.app, &opened.admin, &problems, &judge).await?;
         let metrics = owners.metrics.clone();
         let concurrency = args
             .workers
@@ -386,6 +416,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             )),
             tokio::spawn(worker.run(shutdown.clone(), Duration::from_secs(25))),
             tokio::spawn(owners.runs.clone().reclaim_expired(shutdown.clone())),
+            tokio::spawn(owners.admin.clone().sample_pipeline(shutdown.clone())),
         ];
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
@@ -448,6 +479,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 service_token: args.service_token.clone(),
                 secure_cookies: !args.listen.ip().is_loopback(),
                 check_queue: true,
+                sandbox: sandbox.clone(),
             },
         )
         .await?;
@@ -459,8 +491,17 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("listen on {}", args.listen))?;
         announce(listener.local_addr()?, opened.admin_password.as_deref());
-        let reclaim = tokio::spawn(opened.owners.runs.clone().reclaim_expired(shutdown.clone()));
-        serve_until_shutdown(opened.owners, listener, shutdown, vec![reclaim]).await?;
+        let tasks = vec![
+            tokio::spawn(opened.owners.runs.clone().reclaim_expired(shutdown.clone())),
+            tokio::spawn(
+                opened
+                    .owners
+                    .admin
+                    .clone()
+                    .sample_pipeline(shutdown.clone()),
+            ),
+        ];
+        serve_until_shutdown(opened.owners, listener, shutdown, tasks).await?;
         Ok(ExitCode::SUCCESS)
     })
 }

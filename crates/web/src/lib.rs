@@ -1,0 +1,92 @@
+//! The web console (contestants) and the management console (setters, operators): HTML
+//! rendered on the server from compile-checked templates, plain forms that work without
+//! JavaScript (POST → 303), htmx for partial updates, and three script islands (the editor,
+//! math, the live verdict). An edge like Admin: it holds no tables and reaches the owners only
+//! through the public API, called in process with the visitor's own credentials.
+
+mod account;
+pub mod api;
+mod assets;
+mod charts;
+mod console;
+mod editor;
+mod forms;
+pub mod i18n;
+mod manage;
+pub mod markdown;
+mod page;
+mod session;
+mod views;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+
+pub use api::Api;
+pub use page::CONTENT_SECURITY_POLICY;
+
+/// The largest form the console takes (a package upload; the API's own limit).
+const MAX_FORM_BYTES: usize = 64 << 20;
+
+/// The console's pages. `api` is the public API service they act through;
+/// `secure_cookies` marks the cookies the console sets itself (the language choice).
+pub fn routes(api: Api, secure_cookies: bool) -> Router {
+    let state = session::WebState {
+        api,
+        renewals: Arc::new(session::Renewals::default()),
+        secure_cookies,
+    };
+    Router::new()
+        .route("/", get(console::home))
+        .route("/problems", get(console::problems))
+        .route("/problems/{slug}", get(console::problem))
+        .route("/problems/{slug}/submit", post(console::submit))
+        .route("/problems/{slug}/run", post(console::run))
+        .route("/submissions", get(console::submissions))
+        .route("/submissions/{id}", get(console::submission))
+        .route("/submissions/{id}/live", get(console::live))
+        .route("/profile", get(console::profile))
+        .route("/login", get(account::login_form).post(account::login))
+        .route(
+            "/register",
+            get(account::register_form).post(account::register),
+        )
+        .route("/logout", post(account::logout))
+        .route(
+            "/account/password",
+            get(account::password_form).post(account::change_password),
+        )
+        .route("/language", post(account::language))
+        .route("/manage", get(manage::index))
+        .route(
+            "/manage/problems",
+            get(manage::problems).post(manage::create_problem),
+        )
+        .route(
+            "/manage/problems/{slug}",
+            get(manage::problem).post(manage::update_problem),
+        )
+        .route(
+            "/manage/problems/{slug}/package",
+            post(manage::upload_package),
+        )
+        .route("/manage/users", get(manage::users))
+        .route("/manage/users/{id}/role", post(manage::set_role))
+        .route(
+            "/manage/rejudge",
+            get(manage::rejudge_form).post(manage::rejudge),
+        )
+        .route("/manage/pipeline", get(manage::pipeline))
+        .route("/manage/dead-letters/{id}/replay", post(manage::replay))
+        .route("/manage/audit", get(manage::audit))
+        .route("/manage/system", get(manage::system))
+        .route("/assets/{*path}", get(assets::asset))
+        .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            session::layer,
+        ))
+        .with_state(state)
+}

@@ -1,0 +1,263 @@
+//! What every page shares: the chrome (navigation, session, language switch), the response
+//! headers (a strict Content-Security-Policy: our own scripts only, none inline), error pages,
+//! and the redirect after a form (POST → 303).
+
+use askama::Template;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+
+use crate::api::{encode, ApiFailure};
+use crate::i18n::{Locale, Tr};
+use crate::session::Visitor;
+
+/// Our scripts, styles and fonts only; no inline script, no eval, no framing, forms post only
+/// to us.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
+     object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+/// The shared parts of a page.
+pub struct Chrome {
+    pub tr: Tr,
+    pub username: Option<String>,
+    pub csrf: String,
+    pub path: String,
+    pub staff: bool,
+    pub admin: bool,
+    pub title: String,
+    /// Scripts this page needs besides `console.js` (`editor`, `math`).
+    pub islands: Vec<&'static str>,
+    pub notice: Option<Notice>,
+    /// Reload the page every few seconds when scripts are off (a verdict still pending).
+    pub refresh_without_js: bool,
+}
+
+/// A message at the top of a page.
+pub struct Notice {
+    pub error: bool,
+    pub text: String,
+}
+
+impl Chrome {
+    pub fn new(visitor: &Visitor, title: impl Into<String>) -> Self {
+        Self {
+            tr: visitor.tr.clone(),
+            username: visitor.account.as_ref().map(|a| a.username.clone()),
+            csrf: visitor.csrf.clone(),
+            path: visitor.path.clone(),
+            staff: visitor.is_staff(),
+            admin: visitor.is_admin(),
+            title: title.into(),
+            islands: Vec::new(),
+            notice: None,
+            refresh_without_js: false,
+        }
+    }
+
+    pub fn with_islands(mut self, islands: &[&'static str]) -> Self {
+        self.islands.extend_from_slice(islands);
+        self
+    }
+
+    pub fn error(mut self, text: impl Into<String>) -> Self {
+        self.notice = Some(Notice {
+            error: true,
+            text: text.into(),
+        });
+        self
+    }
+
+    pub fn ok(mut self, text: impl Into<String>) -> Self {
+        self.notice = Some(Notice {
+            error: false,
+            text: text.into(),
+        });
+        self
+    }
+
+    pub fn t(&self, key: &str) -> String {
+        self.tr.t(key)
+    }
+
+    pub fn locales(&self) -> &'static [Locale] {
+        &Locale::ALL
+    }
+
+    pub fn is_current(&self, prefix: &str) -> bool {
+        if prefix == "/" {
+            self.path == "/"
+        } else {
+            self.path.starts_with(prefix)
+        }
+    }
+
+    /// A verdict's name, from its code (`AC`, `WA`, …).
+    pub fn verdict(&self, code: &str) -> String {
+        self.tr.t(&format!("verdict-{code}"))
+    }
+
+    pub fn has_island(&self, island: &str) -> bool {
+        self.islands.contains(&island)
+    }
+
+    /// A submission state (`pending`, `judging`, `done`, …) in words.
+    pub fn state(&self, state: &str) -> String {
+        self.tr.t(&format!("state-{state}"))
+    }
+
+    pub fn iso(&self, ms: impl std::borrow::Borrow<i64>) -> String {
+        iso_time(*ms.borrow())
+    }
+
+    pub fn plain(&self, ms: impl std::borrow::Borrow<i64>) -> String {
+        plain_time(*ms.borrow())
+    }
+
+    pub fn seconds(&self, ms: impl std::borrow::Borrow<i64>) -> String {
+        let ms = *ms.borrow();
+        if ms % 1000 == 0 {
+            format!("{} s", ms / 1000)
+        } else {
+            format!("{:.2} s", ms as f64 / 1000.0)
+        }
+    }
+
+    pub fn opt(&self, value: impl std::borrow::Borrow<Option<i64>>) -> String {
+        value.borrow().map(|v| v.to_string()).unwrap_or_default()
+    }
+
+    pub fn roles(&self) -> &'static [contracts::Role] {
+        &contracts::Role::ALL
+    }
+
+    pub fn role_key(&self, role: &str) -> String {
+        format!("role-{role}")
+    }
+
+    /// This page's address, for the login form's return.
+    pub fn here(&self) -> String {
+        encode(&self.path)
+    }
+}
+
+/// A rendered page with the console's headers.
+pub fn html(template: &impl Template) -> Response {
+    html_with_status(StatusCode::OK, template)
+}
+
+pub fn html_with_status(status: StatusCode, template: &impl Template) -> Response {
+    match template.render() {
+        Ok(body) => {
+            let mut response = (status, body).into_response();
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            headers.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+            );
+            response
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "template failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+        }
+    }
+}
+
+/// After a form: see the result at `to` (303, so a reload does not post again).
+pub fn see_other(to: &str) -> Response {
+    Redirect::to(to).into_response()
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+pub struct ErrorPage {
+    pub c: Chrome,
+    pub status: u16,
+    pub detail: String,
+}
+
+/// The page for an API failure: a login for 401, the API's own explanation otherwise.
+pub fn failure_page(visitor: &Visitor, failure: &ApiFailure) -> Response {
+    if failure.status == StatusCode::UNAUTHORIZED && visitor.account.is_none() {
+        return see_other(&format!("/login?next={}", encode(&visitor.path)));
+    }
+    let title = match failure.status {
+        StatusCode::NOT_FOUND => visitor.tr.t("error-not-found"),
+        StatusCode::FORBIDDEN => visitor.tr.t("error-forbidden"),
+        _ => visitor.tr.t("error-title"),
+    };
+    let status = if failure.status.is_client_error() || failure.status.is_server_error() {
+        failure.status
+    } else {
+        StatusCode::BAD_GATEWAY
+    };
+    html_with_status(
+        status,
+        &ErrorPage {
+            c: Chrome::new(visitor, title),
+            status: status.as_u16(),
+            detail: failure.detail.clone(),
+        },
+    )
+}
+
+/// Text for an HTML context outside a template.
+pub fn escape_text(text: &str) -> String {
+    crate::markdown::escape(text)
+}
+
+/// Formats a millisecond Unix time as ISO 8601 UTC (for `<time datetime>`).
+pub fn iso_time(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A millisecond Unix time as shown before the browser localises it.
+pub fn plain_time(ms: i64) -> String {
+    let iso = iso_time(ms);
+    format!("{} {} UTC", &iso[..10], &iso[11..16])
+}
+
+/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_iso_utc() {
+        for (ms, iso) in [
+            (0, "1970-01-01T00:00:00Z"),
+            (951_782_400_000, "2000-02-29T00:00:00Z"),
+            (1_796_142_817_000, "2026-12-01T16:33:37Z"),
+            (-1_000, "1969-12-31T23:59:59Z"),
+        ] {
+            assert_eq!(iso_time(ms), iso);
+        }
+        assert_eq!(plain_time(1_796_142_817_000), "2026-12-01 16:33 UTC");
+    }
+}

@@ -1,0 +1,275 @@
+//! The parts of the API's answers the pages show. The console is a client of the API: these
+//! mirror the documented response schemas (unknown fields are ignored), never the owners' types.
+
+use contracts::{Role, Verdict};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Account {
+    pub id: i64,
+    pub username: String,
+    pub role: Role,
+    #[serde(default)]
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Sample {
+    pub input: String,
+    pub output: String,
+    #[serde(default)]
+    pub interaction: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Problem {
+    pub id: i64,
+    pub slug: String,
+    pub title: String,
+    #[serde(default)]
+    pub statement: String,
+    pub time_limit_ms: i64,
+    pub memory_mib: i64,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub difficulty: Option<i64>,
+    pub visibility: String,
+    pub has_test_data: bool,
+    #[serde(default)]
+    pub samples: Vec<Sample>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ProblemPage {
+    pub items: Vec<Problem>,
+    pub next_after: Option<i64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Language {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct LiveStatus {
+    pub state: String,
+    #[serde(default)]
+    pub generation: i64,
+    pub test: Option<u32>,
+    pub total: Option<u32>,
+    pub verdict: Option<Verdict>,
+    pub score: Option<f64>,
+    pub time_ms: Option<i64>,
+    pub memory_kib: Option<i64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TestResult {
+    pub name: String,
+    pub verdict: Verdict,
+    pub time_ms: i64,
+    pub memory_kib: i64,
+    #[serde(default)]
+    pub message: String,
+    pub score: Option<f64>,
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Submission {
+    pub id: i64,
+    pub problem_slug: String,
+    pub problem_title: String,
+    pub language: String,
+    pub source: Option<String>,
+    pub status: LiveStatus,
+    pub compile_output: Option<String>,
+    pub message: Option<String>,
+    pub max_score: Option<f64>,
+    #[serde(default)]
+    pub tests: Vec<TestResult>,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubmissionSummary {
+    pub id: i64,
+    pub problem_slug: String,
+    pub language: String,
+    pub state: String,
+    pub verdict: Option<Verdict>,
+    pub score: Option<f64>,
+    pub time_ms: Option<i64>,
+    pub memory_kib: Option<i64>,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubmissionPage {
+    pub items: Vec<SubmissionSummary>,
+    pub next_before: Option<i64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SolvedProblem {
+    pub problem_id: i64,
+    pub problem_slug: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct VerdictCount {
+    pub verdict: Verdict,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DayCount {
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubmissionStats {
+    pub solved: Vec<SolvedProblem>,
+    pub attempted: Vec<SolvedProblem>,
+    pub verdicts: Vec<VerdictCount>,
+    pub days: Vec<DayCount>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunReport {
+    pub verdict: Verdict,
+    pub exit_code: Option<i32>,
+    pub time_ms: u64,
+    pub memory_kib: u64,
+    pub stdout: String,
+    pub stderr: String,
+    pub output_truncated: bool,
+    pub compile_output: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunStatus {
+    pub state: String,
+    pub result: Option<RunReport>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct StateCount {
+    pub state: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ActiveLease {
+    pub submission_id: i64,
+    pub generation: i64,
+    pub attempt_id: String,
+    pub expires_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SingletonLease {
+    pub name: String,
+    pub fence_token: i64,
+    pub holder: String,
+    pub expires_at_ms: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubmissionPipeline {
+    pub submissions_by_state: Vec<StateCount>,
+    pub outbox_by_state: Vec<StateCount>,
+    pub judging_leases: Vec<ActiveLease>,
+    pub singleton_leases: Vec<SingletonLease>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct QueueView {
+    pub length: u64,
+    pub pending: u64,
+    pub oldest_pending_age_ms: u64,
+    pub queue_delay_ms: u64,
+    pub dead_letters: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct StaleCount {
+    pub call: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pipeline {
+    pub submission: SubmissionPipeline,
+    pub queue: QueueView,
+    pub stale_results_dropped: Vec<StaleCount>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeadLetter {
+    pub id: String,
+    pub payload: String,
+    pub reason: String,
+    pub deliveries: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RejudgeResult {
+    pub submission_id: i64,
+    pub outcome: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub actor_id: i64,
+    pub action: String,
+    pub target: String,
+    pub detail: String,
+    pub created_at_ms: i64,
+}
+
+/// One sample of the pipeline's counts (Admin keeps the last hour).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PipelineSample {
+    pub at_ms: i64,
+    pub queue_length: u64,
+    pub pending: u64,
+    pub queue_delay_ms: u64,
+    pub dead_letters: u64,
+    pub outbox_pending: i64,
+    pub judging: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct UnavailableLanguage {
+    pub id: String,
+    pub name: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DoctorCheck {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DoctorReport {
+    pub ok: bool,
+    pub checks: Vec<DoctorCheck>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SystemView {
+    pub languages: Vec<Language>,
+    pub unavailable: Vec<UnavailableLanguage>,
+    pub sandbox: DoctorReport,
+}
