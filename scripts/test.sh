@@ -55,9 +55,26 @@ echo "== static checks"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# The browser bundle is committed (so `cargo run` needs no Node): rebuild it from the pinned
+# npm project and fail if it differs from what is committed.
+echo "== browser bundle"
+(cd crates/web/assets && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+if ! git diff --quiet -- crates/web/static || [ -n "$(git status --porcelain -- crates/web/static)" ]; then
+    git status --short -- crates/web/static
+    echo "bundle: 0 passed, 1 failed (crates/web/static differs from its build: run npm run build in crates/web/assets and commit)"
+    exit 1
+fi
+echo "bundle: 1 passed, 0 failed"
+
 echo "== unit and integration tests"
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --locked --profile ci
 else
     cargo test --workspace --locked
 fi
+
+# Browser end-to-end: Debian's Chromium (Playwright without its browser download) against a
+# real `ulticode up`.
+echo "== browser end-to-end"
+cargo build --locked -p ulticode
+ULTICODE_BIN="$CARGO_TARGET_DIR/debug/ulticode" scripts/browser-tests.sh

@@ -275,23 +275,58 @@ async fn logout(
     Ok(response)
 }
 
+/// The caller's account, with its preferences.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    #[serde(flatten)]
+    pub account: Account,
+    /// The interface language the account chose (a BCP 47 tag), if any.
+    pub locale: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocaleChoice {
+    /// A BCP 47 tag such as `en`, `ja` or `zh-CN`; `null` clears the choice.
+    pub locale: Option<String>,
+}
+
 /// The caller's account.
 #[utoipa::path(get, path = "/api/v1/auth/me", tag = "auth",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The account", body = Account),
+        (status = 200, description = "The account", body = Me),
         (status = 401, description = "Not authenticated", body = ProblemDetails),
     ))]
-async fn me(
-    State(state): State<AuthState>,
-    caller: Authenticated,
-) -> Result<Json<Account>, ApiError> {
-    state
+async fn me(State(state): State<AuthState>, caller: Authenticated) -> Result<Json<Me>, ApiError> {
+    let account = state
         .auth
         .account(caller.0.user_id)
         .await?
-        .map(Json)
-        .ok_or_else(|| ApiError::unauthenticated("the account no longer exists"))
+        .ok_or_else(|| ApiError::unauthenticated("the account no longer exists"))?;
+    let locale = state.auth.locale(caller.0.user_id).await?;
+    Ok(Json(Me { account, locale }))
+}
+
+/// Choose the interface language of the caller's account (the console follows it).
+#[utoipa::path(put, path = "/api/v1/auth/me/locale", tag = "auth",
+    security(("bearer" = [])),
+    request_body = LocaleChoice,
+    responses(
+        (status = 204, description = "Recorded"),
+        (status = 401, description = "Not authenticated", body = ProblemDetails),
+        (status = 422, description = "Not a language tag", body = ProblemDetails),
+    ))]
+async fn set_locale(
+    State(state): State<AuthState>,
+    caller: Authenticated,
+    ApiJson(body): ApiJson<LocaleChoice>,
+) -> Result<StatusCode, ApiError> {
+    state
+        .auth
+        .set_locale(caller.0.user_id, body.locale.as_deref())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Change the caller's password; every existing token of the account stops working.
@@ -334,6 +369,7 @@ pub fn routes(auth: AuthService, limits: AuthLimits, secure_cookies: bool) -> Op
         .routes(routes!(refresh))
         .routes(routes!(logout))
         .routes(routes!(me))
+        .routes(routes!(set_locale))
         .routes(routes!(change_password))
         .routes(routes!(jwks))
         .with_state(AuthState {

@@ -67,4 +67,10 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: "CREATE UNIQUE INDEX users_username_ci ON users (lower(username));",
         sqlite: "CREATE UNIQUE INDEX users_username_ci ON users (lower(username));",
     },
+    Migration {
+        version: 3,
+        name: "the interface language an account chose",
+        postgres: "ALTER TABLE users ADD COLUMN locale TEXT;",
+        sqlite: "ALTER TABLE users ADD COLUMN locale TEXT;",
+    },
 ];

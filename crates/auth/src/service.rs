@@ -513,6 +513,47 @@ impl AuthService {
             .transpose()
     }
 
+    /// The interface language the account chose, if any.
+    pub async fn locale(&self, user: UserId) -> Result<Option<String>, AuthError> {
+        let row = self
+            .db
+            .query("SELECT locale FROM users WHERE id = $1")
+            .bind(user.0)
+            .fetch_optional(self.db.pool())
+            .await?;
+        Ok(match row {
+            Some(row) => row.try_get::<Option<String>, _>(0)?,
+            None => None,
+        })
+    }
+
+    /// Records the account's interface language (`None` clears it). A language tag is
+    /// letters, digits and hyphens, at most 35 characters (BCP 47's longest common form).
+    pub async fn set_locale(&self, user: UserId, locale: Option<&str>) -> Result<(), AuthError> {
+        if let Some(tag) = locale {
+            let valid = !tag.is_empty()
+                && tag.len() <= 35
+                && tag.split('-').all(|part| {
+                    !part.is_empty()
+                        && part.len() <= 8
+                        && part.bytes().all(|b| b.is_ascii_alphanumeric())
+                });
+            if !valid {
+                return Err(AuthError::Invalid {
+                    field: "locale",
+                    reason: "not a language tag such as en, ja or zh-CN".into(),
+                });
+            }
+        }
+        self.db
+            .query("UPDATE users SET locale = $2 WHERE id = $1")
+            .bind(user.0)
+            .bind(locale.map(str::to_string))
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
     /// The verifying keys, reloaded from the database (at most every few seconds) when a
     /// token names a key this process has not seen: another replica may have created it.
     async fn verifying_keys(&self, kid: Option<&str>) -> HashMap<String, VerifyingKey> {

@@ -106,15 +106,31 @@ pub struct JudgeResult {
 }
 
 /// How far a judging has got, for live status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case", tag = "stage")]
 pub enum JudgeProgress {
     Compiling,
-    /// Test `test` (1-based) of `total` is being judged.
+    /// Test `test` (1-based) of `total` is being judged; `finished` are the tests that have
+    /// ended so far (in the order they ended; tests may run in parallel).
     Running {
         test: u32,
         total: u32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        finished: Vec<FinishedTest>,
     },
+}
+
+/// A test that has ended while its submission is still being judged: what anyone who may
+/// see the problem sees of a test (no message, no output).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct FinishedTest {
+    /// Position in judging order (0-based).
+    pub index: u32,
+    /// `secret/group1/03`.
+    pub name: String,
+    pub verdict: crate::Verdict,
+    pub time_ms: u64,
+    pub memory_kib: u64,
 }
 
 /// A port call that did not complete.

@@ -16,7 +16,7 @@ pub use facts::{
 pub use identity::{Permission, Principal, Role, TokenRejection, TokenVerifier, UserDirectory};
 pub use ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
 pub use judging::{
-    wire, Acquired, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult, JudgingPort,
+    wire, Acquired, FinishedTest, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult, JudgingPort,
     PackagePreparer, PortError, ProblemPackagePort, StaleReason, TestOutcome,
 };
 pub use verdict::Verdict;

@@ -11,13 +11,13 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use contracts::{
-    Acquired, AttemptId, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult, JudgingPort,
-    PortError, ProblemPackagePort, TestOutcome, Verdict,
+    Acquired, AttemptId, FinishedTest, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult,
+    JudgingPort, PortError, ProblemPackagePort, TestOutcome, Verdict,
 };
 use judge::{Abort, Coverage, Judge, JudgeOptions, JudgeReport, Languages, Problem, Progress};
 use platform::{Metrics, Shutdown};
@@ -437,7 +437,7 @@ impl JudgeWorker {
                 (self.port.clone(), job.submission_id, job.attempt_id.clone());
             tokio::spawn(async move {
                 while progress_rx.changed().await.is_ok() {
-                    let latest = *progress_rx.borrow_and_update();
+                    let latest = progress_rx.borrow_and_update().clone();
                     if let Some(progress) = latest {
                         if let Err(e) = port.progress(id, &attempt, progress).await {
                             tracing::debug!(error = %e, "progress not reported");
@@ -459,20 +459,29 @@ impl JudgeWorker {
                 coverage: Coverage::Package,
                 abort: Some(abort),
             };
-            let finished = AtomicU32::new(0);
+            let finished = std::sync::Mutex::new(Vec::<FinishedTest>::new());
             let report = |progress: Progress<'_>| {
                 let update = match progress {
                     Progress::Compiling => JudgeProgress::Compiling,
                     Progress::Compiled { ok: false } => return,
-                    Progress::Compiled { ok: true } => JudgeProgress::Running { test: 1, total },
-                    Progress::Test { .. } => {
-                        let done = finished.fetch_add(1, Ordering::SeqCst) + 1;
-                        if done >= total {
-                            return;
-                        }
+                    Progress::Compiled { ok: true } => JudgeProgress::Running {
+                        test: 1,
+                        total,
+                        finished: Vec::new(),
+                    },
+                    Progress::Test { index, result, .. } => {
+                        let mut finished = finished.lock().unwrap_or_else(|p| p.into_inner());
+                        finished.push(FinishedTest {
+                            index: index as u32,
+                            name: result.name.clone(),
+                            verdict: result.verdict,
+                            time_ms: result.time_ms,
+                            memory_kib: result.memory_kib,
+                        });
                         JudgeProgress::Running {
-                            test: done + 1,
+                            test: (finished.len() as u32 + 1).min(total),
                             total,
+                            finished: finished.clone(),
                         }
                     }
                 };

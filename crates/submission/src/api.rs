@@ -13,8 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use contracts::{
-    Generation, JudgeProgress, Permission, Principal, ProblemFacts, ProblemId, SubmissionId,
-    UserId, Verdict,
+    FinishedTest, Generation, JudgeProgress, Permission, Principal, ProblemFacts, ProblemId,
+    SubmissionId, UserId, Verdict,
 };
 use futures::Stream;
 use platform::http::{
@@ -196,18 +196,27 @@ pub struct LiveStatus {
     pub score: Option<f64>,
     pub time_ms: Option<i64>,
     pub memory_kib: Option<i64>,
+    /// While running: the tests that have ended so far, in judging order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub finished: Vec<FinishedTest>,
 }
 
 impl LiveStatus {
     fn of(record: &SubmissionRecord) -> Self {
-        let (state, test, total) = match (record.state.as_str(), record.progress) {
-            (state::DONE, _) => ("done", None, None),
-            (state::JUDGING, Some(JudgeProgress::Running { test, total })) => {
-                ("running", Some(test), Some(total))
-            }
-            (state::JUDGING, _) => ("compiling", None, None),
-            _ => ("queued", None, None),
+        let (state, test, total, mut finished) = match (record.state.as_str(), &record.progress) {
+            (state::DONE, _) => ("done", None, None, Vec::new()),
+            (
+                state::JUDGING,
+                Some(JudgeProgress::Running {
+                    test,
+                    total,
+                    finished,
+                }),
+            ) => ("running", Some(*test), Some(*total), finished.clone()),
+            (state::JUDGING, _) => ("compiling", None, None, Vec::new()),
+            _ => ("queued", None, None, Vec::new()),
         };
+        finished.sort_by_key(|t| t.index);
         let done = state == "done";
         Self {
             state: state.into(),
@@ -218,6 +227,7 @@ impl LiveStatus {
             score: record.score.filter(|_| done),
             time_ms: record.time_ms.filter(|_| done),
             memory_kib: record.memory_kib.filter(|_| done),
+            finished,
         }
     }
 }

@@ -221,11 +221,26 @@ pub async fn change_password(
     }
 }
 
-/// The language switch: a cookie for a year (not a secret, readable by the page).
-pub async fn language(State(state): State<WebState>, form: Form) -> Response {
+/// The language switch: the account's setting when logged in (the API records it), and a
+/// cookie for a year either way (not a secret, readable by the page).
+pub async fn language(State(state): State<WebState>, visitor: Visitor, form: Form) -> Response {
     let next = local_path(form.get("next")).to_string();
     let mut response = see_other(&next);
     if let Some(locale) = Locale::parse(form.get("lang")) {
+        if visitor.account.is_some() {
+            let saved = state
+                .api
+                .act(
+                    Method::PUT,
+                    "/api/v1/auth/me/locale",
+                    &visitor.writer(form.csrf()),
+                    Some(&json!({"locale": locale.tag()})),
+                )
+                .await;
+            if let Err(failure) = saved {
+                tracing::info!(%failure, "language choice not saved to the account");
+            }
+        }
         let cookie = format!(
             "{LANG_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax{}",
             locale.tag(),

@@ -150,6 +150,14 @@ impl Api {
         request
     }
 
+    /// Hands a request the console does not serve to the API, as it came.
+    pub async fn forward(&self, request: Request<Body>) -> Response {
+        match self.service.clone().oneshot(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        }
+    }
+
     /// The API's response as it is (for streams).
     pub async fn stream(&self, path: &str, who: &CallerCredentials) -> Response {
         let request = self.request(Method::GET, path, who, Payload::None);

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Method};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -193,7 +193,8 @@ struct Draft {
     source: String,
     stdin: String,
     run: Option<RunView>,
-    error: Option<String>,
+    /// Why the form was refused, and the status the page answers with.
+    error: Option<(StatusCode, String)>,
 }
 
 async fn problem_page(state: &WebState, visitor: &Visitor, slug: &str, draft: Draft) -> Response {
@@ -229,19 +230,24 @@ async fn problem_page(state: &WebState, visitor: &Visitor, slug: &str, draft: Dr
     if statement.has_math() {
         c = c.with_islands(&["math"]);
     }
-    if let Some(error) = draft.error {
+    let mut status = StatusCode::OK;
+    if let Some((refusal, error)) = draft.error {
+        status = refusal;
         c = c.error(error);
     }
-    html(&ProblemView {
-        c,
-        statement,
-        problem,
-        languages,
-        language: draft.language,
-        source: draft.source,
-        stdin: draft.stdin,
-        run: draft.run,
-    })
+    page::html_with_status(
+        status,
+        &ProblemView {
+            c,
+            statement,
+            problem,
+            languages,
+            language: draft.language,
+            source: draft.source,
+            stdin: draft.stdin,
+            run: draft.run,
+        },
+    )
 }
 
 pub async fn problem(
@@ -269,12 +275,12 @@ pub async fn submit(
     Path(slug): Path<String>,
     form: Form,
 ) -> Response {
-    let draft = |source: String, error: String| Draft {
+    let draft = |source: String, status: StatusCode, error: String| Draft {
         language: form.get("language").to_string(),
         source,
         stdin: form.get("stdin").to_string(),
         run: None,
-        error: Some(error),
+        error: Some((status, error)),
     };
     if visitor.account.is_none() {
         return see_other(&format!(
@@ -285,7 +291,13 @@ pub async fn submit(
     let source = match source_of(&form, &visitor) {
         Ok(source) => source,
         Err(error) => {
-            return problem_page(&state, &visitor, &slug, draft(String::new(), error)).await
+            return problem_page(
+                &state,
+                &visitor,
+                &slug,
+                draft(String::new(), StatusCode::UNPROCESSABLE_ENTITY, error),
+            )
+            .await
         }
     };
     #[derive(Deserialize)]
@@ -303,7 +315,20 @@ pub async fn submit(
         .await;
     match created {
         Ok(created) => see_other(&format!("/submissions/{}", created.id)),
-        Err(failure) => problem_page(&state, &visitor, &slug, draft(source, failure.detail)).await,
+        Err(failure) => {
+            let status = if failure.status.is_client_error() {
+                failure.status
+            } else {
+                StatusCode::BAD_GATEWAY
+            };
+            problem_page(
+                &state,
+                &visitor,
+                &slug,
+                draft(source, status, failure.detail),
+            )
+            .await
+        }
     }
 }
 

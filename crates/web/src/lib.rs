@@ -88,5 +88,60 @@ pub fn routes(api: Api, secure_cookies: bool) -> Router {
             state.clone(),
             session::layer,
         ))
+        // Set after the session layer: API requests reach the API untouched.
+        .fallback(not_a_page)
         .with_state(state)
+}
+
+/// Paths that belong to the API and the system routes beside it.
+fn is_api_path(path: &str) -> bool {
+    ["/api/", "/internal/", "/health/", "/metrics"]
+        .iter()
+        .any(|prefix| path.starts_with(prefix) || path == prefix.trim_end_matches('/'))
+}
+
+/// What is not a page is the API's (its own 404 is problem details); anything else a browser
+/// asked for gets a page saying it is not there.
+async fn not_a_page(
+    axum::extract::State(state): axum::extract::State<session::WebState>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    if is_api_path(request.uri().path()) {
+        return state.api.forward(request).await;
+    }
+    let (mut parts, _) = request.into_parts();
+    let visitor =
+        match <session::Visitor as axum::extract::FromRequestParts<_>>::from_request_parts(
+            &mut parts, &state,
+        )
+        .await
+        {
+            Ok(visitor) => visitor,
+            Err(response) => return response,
+        };
+    let failure = api::ApiFailure {
+        status: axum::http::StatusCode::NOT_FOUND,
+        kind: "not-found".into(),
+        detail: visitor.tr.t("error-no-page"),
+    };
+    page::failure_page(&visitor, &failure)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn api_paths_are_told_from_pages() {
+        for (path, api) in [
+            ("/api/v1/problems", true),
+            ("/api/openapi.json", true),
+            ("/internal/v1/judging/acquire", true),
+            ("/health/ready", true),
+            ("/metrics", true),
+            ("/problems", false),
+            ("/apiary", false),
+            ("/", false),
+        ] {
+            assert_eq!(super::is_api_path(path), api, "{path}");
+        }
+    }
 }

@@ -145,6 +145,15 @@ impl FromRequestParts<WebState> for Visitor {
         if account.is_none() {
             credentials.cookie = None;
         }
+        // The account's own choice comes first, then the cookie and the browser's languages.
+        let tr = match account
+            .as_ref()
+            .and_then(|a| a.locale.as_deref())
+            .and_then(Locale::parse)
+        {
+            Some(locale) => Tr::new(locale),
+            None => tr,
+        };
         Ok(Visitor {
             csrf: if account.is_some() {
                 platform::http::csrf_token(&access)

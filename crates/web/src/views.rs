@@ -11,6 +11,9 @@ pub struct Account {
     pub role: Role,
     #[serde(default)]
     pub created_at_ms: i64,
+    /// The interface language the account chose (only on `/auth/me`).
+    #[serde(default)]
+    pub locale: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -63,6 +66,17 @@ pub struct LiveStatus {
     pub score: Option<f64>,
     pub time_ms: Option<i64>,
     pub memory_kib: Option<i64>,
+    /// While running: the tests that have ended, in judging order.
+    #[serde(default)]
+    pub finished: Vec<FinishedTest>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct FinishedTest {
+    pub name: String,
+    pub verdict: Verdict,
+    pub time_ms: u64,
+    pub memory_kib: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

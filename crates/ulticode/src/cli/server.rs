@@ -335,8 +335,7 @@ pub fn http_app(
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(Extension(Verifier(Arc::new(owners.auth.clone()))));
     // The console's pages act through the API in process; whatever is not a page is the API.
-    let router = web::routes(web::Api::new(api.clone()), owners.secure_cookies)
-        .fallback_service(api)
+    let router = web::routes(web::Api::new(api), owners.secure_cookies)
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {

@@ -303,8 +303,40 @@ function init() {
   window.addEventListener('pagehide', flushDraft);
 }
 
-if (document.readyState === 'loading') {
-  document.addEventListener('DOMContentLoaded', init);
-} else {
+// A submission's source: <pre class="source" data-highlight="MODE"> becomes a read-only
+// editor with the same highlighting; without JavaScript the plain <pre> stays.
+function highlightSources() {
+  const dark = window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
+  for (const pre of document.querySelectorAll('pre.source[data-highlight]')) {
+    const host = document.createElement('div');
+    host.className = 'source-view';
+    pre.before(host);
+    new EditorView({
+      parent: host,
+      state: EditorState.create({
+        doc: pre.textContent,
+        extensions: [
+          lineNumbers(),
+          minimalSetup,
+          EditorState.readOnly.of(true),
+          EditorView.editable.of(false),
+          EditorView.contentAttributes.of({ 'aria-label': pre.getAttribute('aria-label') || '' }),
+          languageSupport(pre.dataset.highlight || ''),
+          dark && dark.matches ? oneDark : [],
+        ],
+      }),
+    });
+    pre.hidden = true;
+  }
+}
+
+function start() {
   init();
+  highlightSources();
+}
+
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', start);
+} else {
+  start();
 }

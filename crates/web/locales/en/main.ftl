@@ -11,6 +11,7 @@ footer-apply = Apply
 error-title = Something went wrong
 error-not-found = Not found
 error-forbidden = Not allowed
+error-no-page = There is no page at this address.
 error-home = Back to the start page
 error-staff-only = This page is for problem setters and administrators.
 error-source-too-large = The file is larger than 1 MiB.

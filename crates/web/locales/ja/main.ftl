@@ -11,6 +11,7 @@ footer-apply = 適用
 error-title = エラーが発生しました
 error-not-found = 見つかりません
 error-forbidden = 権限がありません
+error-no-page = このアドレスのページはありません。
 error-home = トップページへ戻る
 error-staff-only = このページは作問者と管理者専用です。
 error-source-too-large = ファイルが 1 MiB を超えています。

@@ -11,6 +11,7 @@ footer-apply = 应用
 error-title = 出错了
 error-not-found = 未找到
 error-forbidden = 无权访问
+error-no-page = 这个地址没有页面。
 error-home = 返回首页
 error-staff-only = 此页面仅供出题人和管理员使用。
 error-source-too-large = 文件超过 1 MiB。
