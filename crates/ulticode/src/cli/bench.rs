@@ -25,6 +25,8 @@ pub enum BenchCommand {
     },
     /// The delivery path: outbox relay throughput and submit-to-verdict latency.
     Pipeline(super::bench_pipeline::PipelineArgs),
+    /// The console's pages at a steady request rate: latency percentiles on `up`.
+    Web(super::bench_web::WebArgs),
     /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time.
     Sandbox {
         /// The program to run, with its arguments [default: /bin/true].
@@ -55,6 +57,7 @@ impl BenchCommand {
                 bench_sandbox(&program, runs, json)
             }
             BenchCommand::Pipeline(args) => super::bench_pipeline::run(args),
+            BenchCommand::Web(args) => super::bench_web::run(args),
             BenchCommand::Judge {
                 tests,
                 numbers,

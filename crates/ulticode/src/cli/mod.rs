@@ -17,6 +17,7 @@ macro_rules! out {
 mod bench;
 mod bench_judge;
 mod bench_pipeline;
+mod bench_web;
 mod chaos;
 mod judge_cmd;
 mod runner;

@@ -111,6 +111,36 @@ async fn every_route_checks_who_is_calling() {
             None,
             [NO, OK, OK, OK, OK],
         ),
+        (
+            Method::PUT,
+            "/api/v1/auth/me/locale".into(),
+            Some(json!({"locale": "ja"})),
+            [
+                NO,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+            ],
+        ),
+        (
+            Method::GET,
+            "/api/v1/submissions/stats".into(),
+            None,
+            [NO, OK, OK, OK, OK],
+        ),
+        (
+            Method::GET,
+            "/api/v1/admin/pipeline/history".into(),
+            None,
+            [NO, DENY, DENY, DENY, OK],
+        ),
+        (
+            Method::GET,
+            "/api/v1/admin/system".into(),
+            None,
+            [NO, DENY, DENY, DENY, OK],
+        ),
         (Method::GET, "/api/v1/problems".into(), None, [OK; 5]),
         (Method::GET, "/api/v1/problems/aplusb".into(), None, [OK; 5]),
         (
