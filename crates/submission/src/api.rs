@@ -250,6 +250,16 @@ pub struct SubmissionView {
     pub tests: Vec<TestView>,
     pub created_at_ms: i64,
     pub judged_at_ms: Option<i64>,
+    /// The verdict of every judged generation, oldest first (rejudges add one each).
+    pub history: Vec<GenerationView>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct GenerationView {
+    pub generation: i64,
+    pub verdict: Verdict,
+    pub score: Option<f64>,
+    pub judged_at_ms: i64,
 }
 
 fn view(record: &SubmissionRecord, privileged: bool, audience: Audience) -> SubmissionView {
@@ -277,6 +287,16 @@ fn view(record: &SubmissionRecord, privileged: bool, audience: Audience) -> Subm
         },
         created_at_ms: record.created_at_ms,
         judged_at_ms: record.judged_at_ms.filter(|_| done),
+        history: record
+            .history
+            .iter()
+            .map(|h| GenerationView {
+                generation: h.generation.0,
+                verdict: h.verdict,
+                score: h.score,
+                judged_at_ms: h.judged_at_ms,
+            })
+            .collect(),
     }
 }
 

@@ -17,6 +17,6 @@ pub use dispatcher::{Dispatcher, DispatcherConfig};
 pub use maintenance::MaintenanceConfig;
 pub use runs::{Runs, RunsConfig};
 pub use store::{
-    Listing, Recovery, SubmissionConfig, SubmissionRecord, SubmissionStore, SubmitError,
-    SubmitRequest, Submitted,
+    JudgedGeneration, Listing, Recovery, SubmissionConfig, SubmissionRecord, SubmissionStore,
+    SubmitError, SubmitRequest, Submitted,
 };

@@ -219,4 +219,32 @@ pub const MIGRATIONS: &[Migration] = &[
             CREATE INDEX judge_outbox_submission ON judge_outbox (submission_id, state);
             CREATE INDEX run_receipts_user ON run_receipts (user_id, expires_at)",
     },
+    Migration {
+        version: 5,
+        name: "the verdict of every generation (rejudge history)",
+        postgres: "
+            CREATE TABLE submission_verdicts (
+                submission_id BIGINT NOT NULL,
+                generation BIGINT NOT NULL,
+                verdict TEXT NOT NULL,
+                score DOUBLE PRECISION,
+                judged_at BIGINT NOT NULL,
+                PRIMARY KEY (submission_id, generation)
+            );
+            INSERT INTO submission_verdicts (submission_id, generation, verdict, score, judged_at)
+                SELECT id, judged_generation, verdict, score, judged_at FROM submissions
+                WHERE state = 'done' AND judged_generation IS NOT NULL AND verdict IS NOT NULL AND judged_at IS NOT NULL",
+        sqlite: "
+            CREATE TABLE submission_verdicts (
+                submission_id INTEGER NOT NULL,
+                generation INTEGER NOT NULL,
+                verdict TEXT NOT NULL,
+                score REAL,
+                judged_at INTEGER NOT NULL,
+                PRIMARY KEY (submission_id, generation)
+            );
+            INSERT INTO submission_verdicts (submission_id, generation, verdict, score, judged_at)
+                SELECT id, judged_generation, verdict, score, judged_at FROM submissions
+                WHERE state = 'done' AND judged_generation IS NOT NULL AND verdict IS NOT NULL AND judged_at IS NOT NULL",
+    },
 ];

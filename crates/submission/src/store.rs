@@ -127,6 +127,17 @@ pub struct SubmissionRecord {
     /// Live progress of the current attempt (meaningful while `judging`).
     pub progress: Option<JudgeProgress>,
     pub tests: Vec<StoredTest>,
+    /// The verdict of each judged generation, oldest first.
+    pub history: Vec<JudgedGeneration>,
+}
+
+/// How one generation of a submission ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgedGeneration {
+    pub generation: Generation,
+    pub verdict: Verdict,
+    pub score: Option<f64>,
+    pub judged_at_ms: i64,
 }
 
 /// A submission in a listing (no source, no per-test results).
@@ -430,7 +441,25 @@ impl SubmissionStore {
                 .try_get::<Option<String>, _>(22)?
                 .and_then(|p| serde_json::from_str(&p).ok()),
             tests: Vec::new(),
+            history: Vec::new(),
         };
+        let rows = self
+            .db
+            .query(
+                "SELECT generation, verdict, score, judged_at FROM submission_verdicts \
+                 WHERE submission_id = $1 ORDER BY generation",
+            )
+            .bind(id.0)
+            .fetch_all(self.db.pool())
+            .await?;
+        for row in rows {
+            record.history.push(JudgedGeneration {
+                generation: Generation(row.try_get(0)?),
+                verdict: verdict_of(row.try_get(1)?).unwrap_or(Verdict::SE),
+                score: row.try_get(2)?,
+                judged_at_ms: row.try_get(3)?,
+            });
+        }
         if let Some(generation) = judged_generation {
             let rows = self
                 .db
@@ -762,6 +791,19 @@ impl SubmissionStore {
             "verdict": verdict,
             "score": score,
         });
+        // Every generation's verdict stays readable after a rejudge (the submission's row
+        // holds only the latest).
+        self.db
+            .query(
+                "INSERT INTO submission_verdicts (submission_id, generation, verdict, score, judged_at) \
+                 VALUES ($1, $2, $3, $4, {now})",
+            )
+            .bind(id.0)
+            .bind(generation.0)
+            .bind(verdict.as_str())
+            .bind(score)
+            .execute(&mut **tx)
+            .await?;
         self.db
             .query(
                 "INSERT INTO events_outbox (event_id, event_type, aggregate_id, aggregate_version, schema_version, payload, created_at) \

@@ -105,6 +105,16 @@ pub struct Submission {
     #[serde(default)]
     pub tests: Vec<TestResult>,
     pub created_at_ms: i64,
+    #[serde(default)]
+    pub history: Vec<JudgedGeneration>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct JudgedGeneration {
+    pub generation: i64,
+    pub verdict: Verdict,
+    pub score: Option<f64>,
+    pub judged_at_ms: i64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -317,6 +317,22 @@ async fn the_submit_flow_works_with_plain_forms_and_refuses_forged_ones() {
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
     let location = page.location().to_string();
     assert!(location.starts_with("/submissions/"), "{location}");
+    // The live panel: the API's event stream relayed as rendered fragments, ending with
+    // `done` once the final fragment (with the verdict) is out.
+    let live = browser.get(&format!("{location}/live")).await;
+    assert_eq!(live.status, StatusCode::OK);
+    assert_eq!(live.headers["content-type"], "text/event-stream");
+    let last = live.body.rfind("event: status").expect("status fragments");
+    assert!(
+        live.body[last..].contains("id=\"final-verdict\">Accepted"),
+        "{}",
+        live.body
+    );
+    assert!(
+        live.body.trim_end().ends_with("data: done"),
+        "{}",
+        live.body
+    );
     // Without JavaScript the page reloads itself until the verdict is in.
     let deadline = Instant::now() + Duration::from_secs(90);
     let detail = loop {
@@ -485,4 +501,27 @@ async fn management_pages_are_gated_exactly_as_the_api_is() {
     assert!(page.body.contains("flash error"), "{}", page.body);
     let audit = admin.get("/manage/audit").await.body;
     assert!(audit.contains("id=\"audit\""), "{audit}");
+
+    // A rejudge from the console: the result names the new generation, and the submission's
+    // page lists both generations' verdicts.
+    let id = api
+        .submit(&admin_session, "aplusb", "python3", ACCEPTED_PYTHON)
+        .await;
+    api.watch(&admin_session, id).await;
+    let page = admin
+        .post(
+            "/manage/rejudge",
+            &[("csrf", &admin.csrf()), ("ids", &id.to_string())],
+        )
+        .await;
+    assert!(
+        page.body.contains("rejudging as generation 2"),
+        "{}",
+        page.body
+    );
+    let events = api.watch(&admin_session, id).await;
+    assert_eq!(events.last().unwrap().0, "done", "{events:?}");
+    let detail = admin.get(&format!("/submissions/{id}")).await.body;
+    let history = &detail[detail.find("id=\"history\"").expect("history table")..];
+    assert_eq!(history.matches("<tr><td>").count(), 2, "{history}");
 }
