@@ -1,9 +1,10 @@
 // Shared fixtures and helpers of the browser tests.
 import { test as base, expect } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomBytes, randomInt } from 'node:crypto';
+import net from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { extname, join, normalize } from 'node:path';
 
 export { expect };
 
@@ -23,11 +24,104 @@ export function server() {
   return cached;
 }
 
+// Opt-in, for working on the asset bundle without rebuilding the binary (which embeds it):
+// ULTICODE_E2E_ASSETS_DIR=<dir> serves /assets/* from <dir> (e.g. crates/web/static after
+// `npm run build`) instead of the server's embedded copy. Off by default.
+const ASSETS_DIR = process.env.ULTICODE_E2E_ASSETS_DIR || '';
+const MIME = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.woff2': 'font/woff2' };
+
+/** Applies ULTICODE_E2E_ASSETS_DIR to a browser context (no-op when unset). */
+export async function useAssetsFromDisk(context) {
+  if (!ASSETS_DIR) return;
+  await context.route('**/assets/**', async (route) => {
+    const path = new URL(route.request().url()).pathname.replace(/^\/assets\//, '');
+    const file = join(ASSETS_DIR, normalize(path).replace(/^(\.\.[/\\])+/, ''));
+    if (!existsSync(file)) return route.fulfill({ status: 404, body: 'not found' });
+    return route.fulfill({ status: 200, body: readFileSync(file), contentType: MIME[extname(file)] || 'application/octet-stream' });
+  });
+}
+
+/**
+ * A client address of its own: the server limits logins and registrations per client IP (5
+ * registrations an hour), and every browser here connects from 127.0.0.1. This forwards a
+ * local port to the server from a random 127.x.y.z (all of 127/8 is this machine), so each
+ * test is a client of its own, as real users are. Bytes pass through unchanged.
+ */
+export async function startClientAddress(target = server().baseURL) {
+  const { hostname, port } = new URL(target);
+  const localAddress = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+  const sockets = new Set();
+  const listener = net.createServer((inbound) => {
+    const outbound = net.connect({ host: hostname, port: Number(port), localAddress });
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {
+        inbound.destroy();
+        outbound.destroy();
+      });
+    }
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+  });
+  await new Promise((resolvePromise, reject) => {
+    listener.once('error', reject);
+    listener.listen(0, '127.0.0.1', resolvePromise);
+  });
+  return {
+    url: `http://127.0.0.1:${listener.address().port}`,
+    localAddress,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolvePromise) => listener.close(() => resolvePromise()));
+    },
+  };
+}
+
+// The running test's own client address (see startClientAddress).
+let current = null;
+
+/**
+ * A new browser context on the server (with the assets hook), as tests make their own: it
+ * shares the running test's client address unless `options.baseURL` says otherwise.
+ */
+export async function newContext(browser, options = {}) {
+  const baseURL = options.baseURL ?? current?.url;
+  if (!baseURL) throw new Error('newContext outside a test: pass options.baseURL (see startClientAddress)');
+  const context = await browser.newContext({ ...options, baseURL });
+  await useAssetsFromDisk(context);
+  return context;
+}
+
 export const test = base.extend({
-  baseURL: async ({}, use) => {
-    await use(server().baseURL);
+  clientAddress: [async ({}, use) => {
+    const address = await startClientAddress();
+    current = address;
+    await use(address);
+    current = null;
+    await address.close();
+  }, { auto: true }],
+  baseURL: async ({ clientAddress }, use) => {
+    await use(clientAddress.url);
+  },
+  context: async ({ context }, use) => {
+    await useAssetsFromDisk(context);
+    await use(context);
   },
 });
+
+/** For beforeAll hooks: a context on a client address of its own, and a way to end both. */
+export async function hookContext(browser, options = {}) {
+  const address = await startClientAddress();
+  const context = await newContext(browser, { ...options, baseURL: address.url });
+  return {
+    context,
+    async close() {
+      await context.close();
+      await address.close();
+    },
+  };
+}
 
 export function randomName(prefix = 'u') {
   return `${prefix}${randomBytes(5).toString('hex')}`;
@@ -59,7 +153,7 @@ export async function loginAdmin(page) {
 
 /** A new browser context (own cookies) logged in as admin, with its page. */
 export async function adminPage(browser, options = {}) {
-  const context = await browser.newContext({ baseURL: server().baseURL, ...options });
+  const context = await newContext(browser, options);
   const page = await context.newPage();
   await loginAdmin(page);
   return { context, page };
@@ -208,4 +302,35 @@ export async function stateCount(table, state) {
     trs.map((tr) => [tr.querySelector('th')?.textContent.trim(), tr.querySelector('td')?.textContent.trim()]));
   const row = rows.find(([name]) => name === state);
   return row ? Number(row[1]) : 0;
+}
+
+/**
+ * Waits until every CodeMirror view on the page has measured itself: its first line number
+ * sits level with its first line. CodeMirror measures a view once it is in the viewport, so
+ * each is scrolled into view first (a full-page screenshot does not scroll), then the page
+ * goes back to the top.
+ */
+export async function editorsMeasured(page) {
+  await page.evaluate(() => document.fonts.ready.then(() => true));
+  const editors = page.locator('.cm-editor');
+  for (let i = 0; i < (await editors.count()); i += 1) await editors.nth(i).scrollIntoViewIfNeeded();
+  // One self-contained function (the page's CSP allows no eval): all measured, or the report.
+  const measured = (report) => {
+    const views = [...document.querySelectorAll('.cm-editor')].map((editor) => {
+      const line = editor.querySelector('.cm-line');
+      const number = [...editor.querySelectorAll('.cm-lineNumbers .cm-gutterElement')]
+        .find((el) => el.style.visibility !== 'hidden');
+      if (!line || !number) return { ok: true };
+      const a = line.getBoundingClientRect();
+      const b = number.getBoundingClientRect();
+      return { ok: b.height > 0 && Math.abs(a.top - b.top) < 1, line: a.top, number: b.top, height: b.height };
+    });
+    return report ? views : views.every((v) => v.ok);
+  };
+  try {
+    await page.waitForFunction(measured, false, { timeout: 30_000 });
+  } catch (error) {
+    throw new Error(`CodeMirror views not measured: ${JSON.stringify(await page.evaluate(measured, true))}: ${error.message}`);
+  }
+  await page.evaluate(() => window.scrollTo(0, 0));
 }

@@ -2,7 +2,7 @@
 // a submission whose verdict arrives live over SSE, the submission list, logging out.
 import {
   test, expect, register, chooseLanguage, typeInEditor, expectVerdict, SOLUTIONS, randomName,
-  PASSWORD, login, VERDICT_TIMEOUT,
+  PASSWORD, login, VERDICT_TIMEOUT, newContext,
 } from '../lib/e2e.js';
 
 // Keeps the one judge worker busy for a few seconds (accepted, but sleeps on every test), so
@@ -34,7 +34,7 @@ test('register, edit, run, submit and watch the verdict arrive live, log out', a
   expect(await page.evaluate(() => window.__e2eMarker)).toBe('problem-page');
 
   // Occupy the judge so that our submission is still pending when its page renders.
-  const other = await browser.newContext({ baseURL });
+  const other = await newContext(browser);
   const otherPage = await other.newPage();
   await register(otherPage);
   await otherPage.goto('/problems/aplusb');

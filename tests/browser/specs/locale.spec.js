@@ -1,6 +1,6 @@
 // The interface language: from Accept-Language, then the footer's switch (a cookie), which
 // submits itself when scripts are on.
-import { test, expect, register } from '../lib/e2e.js';
+import { test, expect, register, login, newContext, quickSubmit, SOLUTIONS, VERDICT_TIMEOUT } from '../lib/e2e.js';
 
 test.describe('a Japanese browser', () => {
   test.use({ locale: 'ja-JP' });
@@ -37,6 +37,10 @@ test.describe('a Japanese browser', () => {
     await page.goto('/problems/aplusb');
     await expect(page.locator('html')).toHaveAttribute('lang', 'ja');
     await expect(page.locator('#run-button')).toHaveText('実行');
+    const id = await quickSubmit(page, 'aplusb', 'python3', SOLUTIONS.aplusbPython);
+    await page.goto(`/submissions/${id}`);
+    await expect(page.locator('h1')).toHaveText(`提出 ${id}`);
+    await expect(page.locator('#final-verdict')).toHaveText('正解', { timeout: VERDICT_TIMEOUT });
   });
 });
 
@@ -48,4 +52,23 @@ test.describe('a browser without a language we have', () => {
     await expect(page.locator('html')).toHaveAttribute('lang', 'en');
     await expect(page.locator('h1')).toHaveText('Problems');
   });
+});
+
+test('a logged-in choice is kept with the account, on another browser too', async ({ page, browser }) => {
+  const { username, password } = await register(page);
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+  await page.locator('#language-switch').selectOption('ja');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'ja');
+  await expect(page.locator('h1')).toHaveText('問題一覧');
+
+  // Another browser (no language cookie, English Accept-Language): Japanese once logged in.
+  const other = await newContext(browser, { locale: 'en-US' });
+  const otherPage = await other.newPage();
+  await otherPage.goto('/problems');
+  await expect(otherPage.locator('html')).toHaveAttribute('lang', 'en');
+  await login(otherPage, username, password);
+  await otherPage.goto('/problems');
+  await expect(otherPage.locator('html')).toHaveAttribute('lang', 'ja');
+  await expect(otherPage.locator('h1')).toHaveText('問題一覧');
+  await other.close();
 });

@@ -18,6 +18,7 @@ use platform::Metrics;
 use queue::JudgeQueue;
 use serde::Serialize;
 use submission::{SubmissionApiConfig, SubmissionStore};
+use tower_http::compression::Predicate as _;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
@@ -347,6 +348,17 @@ pub fn http_app(
                 tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id = %id)
             }),
         )
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        // Pages, assets and JSON go out gzipped when the client accepts it; event streams
+        // (flushed as they are written), images and package archives (already compressed) do not.
+        .layer(
+            tower_http::compression::CompressionLayer::new().compress_when(
+                tower_http::compression::DefaultPredicate::new().and(
+                    tower_http::compression::predicate::NotForContentType::const_new(
+                        "application/zip",
+                    ),
+                ),
+            ),
+        );
     (platform::edge::with_security_headers(router), spec)
 }

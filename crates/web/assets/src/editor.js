@@ -17,9 +17,12 @@ import {
 import { Compartment, EditorState, Prec } from '@codemirror/state';
 import { indentWithTab } from '@codemirror/commands';
 import {
+  HighlightStyle,
   LanguageSupport,
   StreamLanguage,
   bracketMatching,
+  defaultHighlightStyle,
+  syntaxHighlighting,
   foldGutter,
   foldKeymap,
   indentOnInput,
@@ -46,6 +49,18 @@ import { fortran } from '@codemirror/legacy-modes/mode/fortran';
 import { shell } from '@codemirror/legacy-modes/mode/shell';
 
 const MAX_UPLOAD = 1024 * 1024;
+
+// CodeMirror's default (light) highlight style has three colours under WCAG AA's 4.5:1 on a
+// white or active-line background: #e40 (regexps, escapes, special strings such as C's
+// <stdio.h>), #f00 (invalid) and #085 (type names). The same style with darker ones.
+const AA_LIGHT = { '#e40': '#b33800', '#f00': '#c30000', '#085': '#006f3c' };
+const lightHighlighting = syntaxHighlighting(
+  HighlightStyle.define(
+    defaultHighlightStyle.specs.map((spec) =>
+      spec.color && AA_LIGHT[spec.color] ? { ...spec, color: AA_LIGHT[spec.color] } : spec,
+    ),
+  ),
+);
 const LANGUAGE_KEY = 'ulticode:language';
 
 const legacy = {
@@ -175,7 +190,7 @@ function init() {
   const language = new Compartment();
   const theme = new Compartment();
   const dark = window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
-  const themeFor = () => (dark && dark.matches ? oneDark : []);
+  const themeFor = () => (dark && dark.matches ? oneDark : lightHighlighting);
 
   const submitButton = () => document.getElementById('submit-button');
   const label = labelFor(textarea);
@@ -322,7 +337,7 @@ function highlightSources() {
           EditorView.editable.of(false),
           EditorView.contentAttributes.of({ 'aria-label': pre.getAttribute('aria-label') || '' }),
           languageSupport(pre.dataset.highlight || ''),
-          dark && dark.matches ? oneDark : [],
+          dark && dark.matches ? oneDark : lightHighlighting,
         ],
       }),
     });

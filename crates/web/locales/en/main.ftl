@@ -187,6 +187,7 @@ pipeline-queue-delay = Queue delay
 pipeline-dead-letters = Dead letters
 pipeline-outbox-pending = Outbox pending
 pipeline-judging = Judging
+pipeline-max = max
 pipeline-last-hour = The last hour
 pipeline-submissions-by-state = Submissions by state
 pipeline-outbox-by-state = Outbox by state

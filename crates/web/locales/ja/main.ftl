@@ -178,6 +178,7 @@ pipeline-queue-delay = キューの遅延
 pipeline-dead-letters = デッドレター
 pipeline-outbox-pending = 未送信のアウトボックス
 pipeline-judging = ジャッジ中
+pipeline-max = 最大
 pipeline-last-hour = 直近 1 時間
 pipeline-submissions-by-state = 状態別の提出
 pipeline-outbox-by-state = 状態別のアウトボックス

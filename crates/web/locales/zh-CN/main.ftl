@@ -178,6 +178,7 @@ pipeline-queue-delay = 队列延迟
 pipeline-dead-letters = 死信
 pipeline-outbox-pending = 待发送的发件箱
 pipeline-judging = 评测中
+pipeline-max = 最大
 pipeline-last-hour = 最近一小时
 pipeline-submissions-by-state = 各状态的提交
 pipeline-outbox-by-state = 各状态的发件箱
