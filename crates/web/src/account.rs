@@ -2,6 +2,7 @@
 //! Each form is one API operation; the cookies the API sets are handed to the browser.
 
 use askama::Template;
+use askama_web::WebTemplate;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
@@ -14,7 +15,7 @@ use crate::i18n::{Locale, LANG_COOKIE};
 use crate::page::{html, html_with_status, see_other, Chrome};
 use crate::session::{Visitor, WebState};
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "login.html")]
 struct LoginPage {
     c: Chrome,
@@ -22,14 +23,14 @@ struct LoginPage {
     username: String,
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "register.html")]
 struct RegisterPage {
     c: Chrome,
     username: String,
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "password.html")]
 struct PasswordPage {
     c: Chrome,
@@ -62,7 +63,7 @@ fn refusal_status(failure: &ApiFailure) -> StatusCode {
 
 pub async fn login_form(visitor: Visitor, Query(next): Query<Next>) -> Response {
     let c = Chrome::new(&visitor, visitor.tr.t("login-title"));
-    html(&LoginPage {
+    html(LoginPage {
         c,
         next: local_path(&next.next).to_string(),
         username: String::new(),
@@ -104,7 +105,7 @@ pub async fn login(State(state): State<WebState>, visitor: Visitor, form: Form) 
             let c = Chrome::new(&visitor, visitor.tr.t("login-title")).error(message);
             html_with_status(
                 refusal_status(&failure),
-                &LoginPage {
+                LoginPage {
                     c,
                     next,
                     username: form.get("username").to_string(),
@@ -116,7 +117,7 @@ pub async fn login(State(state): State<WebState>, visitor: Visitor, form: Form) 
 
 pub async fn register_form(visitor: Visitor) -> Response {
     let c = Chrome::new(&visitor, visitor.tr.t("register-title"));
-    html(&RegisterPage {
+    html(RegisterPage {
         c,
         username: String::new(),
     })
@@ -128,7 +129,7 @@ pub async fn register(State(state): State<WebState>, visitor: Visitor, form: For
         let c = Chrome::new(&visitor, visitor.tr.t("register-title")).error(failure.detail.clone());
         html_with_status(
             refusal_status(&failure),
-            &RegisterPage {
+            RegisterPage {
                 c,
                 username: username.to_string(),
             },
@@ -185,7 +186,7 @@ pub async fn password_form(visitor: Visitor) -> Response {
     if visitor.account.is_none() {
         return see_other("/login?next=%2Faccount%2Fpassword");
     }
-    html(&PasswordPage {
+    html(PasswordPage {
         c: Chrome::new(&visitor, visitor.tr.t("password-title")),
     })
 }
@@ -197,7 +198,7 @@ pub async fn change_password(
 ) -> Response {
     let refused = |detail: String, status: StatusCode| {
         let c = Chrome::new(&visitor, visitor.tr.t("password-title")).error(detail);
-        html_with_status(status, &PasswordPage { c })
+        html_with_status(status, PasswordPage { c })
     };
     if form.get("new_password") != form.get("new_password_again") {
         return refused(

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::convert::Infallible;
 
 use askama::Template;
+use askama_web::WebTemplate;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -28,7 +29,7 @@ const PAGE_SIZE: u32 = 20;
 /// The largest source the editor's file upload takes (the API's own limit is the same).
 const MAX_SOURCE_BYTES: usize = 1 << 20;
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "home.html")]
 struct HomePage {
     c: Chrome,
@@ -43,7 +44,7 @@ pub async fn home(State(state): State<WebState>, visitor: Visitor) -> Response {
         .map(|p| p.items)
         .unwrap_or_default();
     let c = Chrome::new(&visitor, visitor.tr.t("home-title"));
-    html(&HomePage { c, problems })
+    html(HomePage { c, problems })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -99,7 +100,7 @@ impl ListQuery {
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "problems.html")]
 struct ProblemsPage {
     c: Chrome,
@@ -140,7 +141,7 @@ pub async fn problems(
     tags.sort();
     tags.dedup();
     let c = Chrome::new(&visitor, visitor.tr.t("problems-title"));
-    html(&ProblemsPage {
+    html(ProblemsPage {
         c,
         first_page: query.after.map(|_| query.page_link(None)),
         next_page: page.next_after.map(|a| query.page_link(Some(a))),
@@ -166,7 +167,7 @@ struct RunView {
     error: Option<String>,
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "problem.html")]
 struct ProblemView {
     c: Chrome,
@@ -179,7 +180,7 @@ struct ProblemView {
     run: Option<RunView>,
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "run_result.html")]
 struct RunFragment {
     c: Chrome,
@@ -237,7 +238,7 @@ async fn problem_page(state: &WebState, visitor: &Visitor, slug: &str, draft: Dr
     }
     page::html_with_status(
         status,
-        &ProblemView {
+        ProblemView {
             c,
             statement,
             problem,
@@ -381,7 +382,7 @@ pub async fn run(
     };
     if htmx {
         let c = Chrome::new(&visitor, String::new());
-        return html(&RunFragment { c, run });
+        return html(RunFragment { c, run });
     }
     let draft = Draft {
         language: form.get("language").to_string(),
@@ -398,7 +399,7 @@ pub struct Before {
     before: Option<i64>,
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "submissions.html")]
 struct SubmissionsPage {
     c: Chrome,
@@ -422,7 +423,7 @@ pub async fn submissions(
     {
         Ok(page) => {
             let c = Chrome::new(&visitor, visitor.tr.t("submissions-title"));
-            html(&SubmissionsPage {
+            html(SubmissionsPage {
                 c,
                 page,
                 first_page: query.before.is_none(),
@@ -433,7 +434,7 @@ pub async fn submissions(
 }
 
 /// The verdict panel of a submission: its state, progress, and when done the per-test table.
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "verdict_panel.html")]
 struct VerdictPanel {
     c: Chrome,
@@ -454,7 +455,7 @@ impl VerdictPanel {
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "submission.html")]
 struct SubmissionDetail {
     c: Chrome,
@@ -489,7 +490,7 @@ pub async fn submission(
                 c: Chrome::new(&visitor, String::new()),
                 s,
             };
-            html(&SubmissionDetail {
+            html(SubmissionDetail {
                 c,
                 panel_html: panel.render().unwrap_or_default(),
                 panel,
@@ -576,7 +577,7 @@ fn sse_frames(
     )
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "profile.html")]
 struct ProfilePage {
     c: Chrome,
@@ -599,7 +600,7 @@ pub async fn profile(State(state): State<WebState>, visitor: Visitor) -> Respons
             let today = crate::charts::today_days();
             let heatmap = crate::charts::Heatmap::new(&stats.days, today, &visitor.tr);
             let total = stats.verdicts.iter().map(|v| v.count).sum();
-            html(&ProfilePage {
+            html(ProfilePage {
                 c: Chrome::new(&visitor, account.username.clone()),
                 username: account.username,
                 stats,

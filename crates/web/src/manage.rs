@@ -3,6 +3,7 @@
 //! operation answers the visitor, so a setter who opens an admin page sees the API's refusal.
 
 use askama::Template;
+use askama_web::WebTemplate;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::Response;
@@ -19,7 +20,7 @@ use crate::views::{
     SubmissionPage, SystemView,
 };
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/index.html")]
 struct IndexPage {
     c: Chrome,
@@ -44,12 +45,12 @@ pub async fn index(visitor: Visitor) -> Response {
     if let Some(refusal) = staff_only(&visitor) {
         return refusal;
     }
-    html(&IndexPage {
+    html(IndexPage {
         c: Chrome::new(&visitor, visitor.tr.t("manage-title")),
     })
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/problems.html")]
 struct ProblemsPage {
     c: Chrome,
@@ -73,7 +74,7 @@ async fn problems_page(
         path.push_str(&format!("&after={after}"));
     }
     match state.api.get::<ProblemPage>(&path, visitor.reader()).await {
-        Ok(page) => html(&ProblemsPage {
+        Ok(page) => html(ProblemsPage {
             c,
             problems: page.items,
             next_page: page.next_after,
@@ -139,7 +140,7 @@ pub async fn create_problem(
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/problem.html")]
 struct ProblemEditPage {
     c: Chrome,
@@ -170,7 +171,7 @@ async fn edit_page(
                 Some((false, text)) => c = c.ok(text),
                 None => {}
             }
-            html(&ProblemEditPage {
+            html(ProblemEditPage {
                 c,
                 problem,
                 package_errors,
@@ -298,7 +299,7 @@ pub async fn upload_package(
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/users.html")]
 struct UsersPage {
     c: Chrome,
@@ -317,7 +318,7 @@ async fn users_page(
         path.push_str(&format!("&after={after}"));
     }
     match state.api.get::<Vec<Account>>(&path, visitor.reader()).await {
-        Ok(users) => html(&UsersPage {
+        Ok(users) => html(UsersPage {
             c,
             next_page: (users.len() == 100).then(|| users.last().map_or(0, |u| u.id)),
             users,
@@ -364,7 +365,7 @@ pub async fn set_role(
     users_page(&state, &visitor, None, c).await
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/rejudge.html")]
 struct RejudgePage {
     c: Chrome,
@@ -394,7 +395,7 @@ pub async fn rejudge_form(visitor: Visitor) -> Response {
     if let Some(refusal) = staff_only(&visitor) {
         return refusal;
     }
-    html(&RejudgePage {
+    html(RejudgePage {
         c: Chrome::new(&visitor, visitor.tr.t("manage-rejudge")),
         results: Vec::new(),
     })
@@ -405,7 +406,7 @@ pub async fn rejudge_form(visitor: Visitor) -> Response {
 pub async fn rejudge(State(state): State<WebState>, visitor: Visitor, form: Form) -> Response {
     let title = visitor.tr.t("manage-rejudge");
     let refused = |detail: String| {
-        html(&RejudgePage {
+        html(RejudgePage {
             c: Chrome::new(&visitor, title.clone()).error(detail),
             results: Vec::new(),
         })
@@ -462,13 +463,13 @@ pub async fn rejudge(State(state): State<WebState>, visitor: Visitor, form: Form
         Ok(results) => {
             let c = Chrome::new(&visitor, title.clone())
                 .ok(visitor.tr.count("rejudge-done", results.len() as i64));
-            html(&RejudgePage { c, results })
+            html(RejudgePage { c, results })
         }
         Err(failure) => refused(failure.detail),
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/pipeline.html")]
 struct PipelinePage {
     c: Chrome,
@@ -484,7 +485,7 @@ impl PipelinePage {
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/pipeline_panel.html")]
 struct PipelinePanel {
     c: Chrome,
@@ -548,9 +549,9 @@ pub async fn pipeline(
         Err(failure) => return failure_page(&visitor, &failure),
     };
     if headers.contains_key("hx-request") {
-        return html(&panel);
+        return html(panel);
     }
-    html(&PipelinePage::new(
+    html(PipelinePage::new(
         Chrome::new(&visitor, visitor.tr.t("manage-pipeline")),
         &panel,
     ))
@@ -578,12 +579,12 @@ pub async fn replay(
         Err(failure) => c.error(failure.detail),
     };
     match pipeline_panel(&state, &visitor).await {
-        Ok(panel) => html(&PipelinePage::new(c, &panel)),
+        Ok(panel) => html(PipelinePage::new(c, &panel)),
         Err(failure) => failure_page(&visitor, &failure),
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/audit.html")]
 struct AuditPage {
     c: Chrome,
@@ -608,7 +609,7 @@ pub async fn audit(
         .get::<Vec<AuditEntry>>(&path, visitor.reader())
         .await
     {
-        Ok(entries) => html(&AuditPage {
+        Ok(entries) => html(AuditPage {
             c: Chrome::new(&visitor, visitor.tr.t("manage-audit")),
             next_page: (entries.len() == 100).then(|| entries.last().map_or(0, |e| e.id)),
             entries,
@@ -617,7 +618,7 @@ pub async fn audit(
     }
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "manage/system.html")]
 struct SystemPage {
     c: Chrome,
@@ -633,7 +634,7 @@ pub async fn system(State(state): State<WebState>, visitor: Visitor) -> Response
         .get::<SystemView>("/api/v1/admin/system", visitor.reader())
         .await
     {
-        Ok(system) => html(&SystemPage {
+        Ok(system) => html(SystemPage {
             c: Chrome::new(&visitor, visitor.tr.t("manage-system")),
             system,
         }),

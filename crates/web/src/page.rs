@@ -3,6 +3,7 @@
 //! and the redirect after a form (POST → 303).
 
 use askama::Template;
+use askama_web::WebTemplate;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 
@@ -141,30 +142,22 @@ impl Chrome {
 }
 
 /// A rendered page with the console's headers.
-pub fn html(template: &impl Template) -> Response {
-    html_with_status(StatusCode::OK, template)
+pub fn html(page: impl IntoResponse) -> Response {
+    html_with_status(StatusCode::OK, page)
 }
 
-pub fn html_with_status(status: StatusCode, template: &impl Template) -> Response {
-    match template.render() {
-        Ok(body) => {
-            let mut response = (status, body).into_response();
-            let headers = response.headers_mut();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/html; charset=utf-8"),
-            );
-            headers.insert(
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-            );
-            response
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "template failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
-        }
+/// A rendered page answered with `status` (a refused form is shown again with the status the
+/// API refused it with). A template that failed to render stays a 500.
+pub fn html_with_status(status: StatusCode, page: impl IntoResponse) -> Response {
+    let mut response = page.into_response();
+    if response.status() == StatusCode::OK {
+        *response.status_mut() = status;
     }
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    response
 }
 
 /// After a form: see the result at `to` (303, so a reload does not post again).
@@ -172,7 +165,7 @@ pub fn see_other(to: &str) -> Response {
     Redirect::to(to).into_response()
 }
 
-#[derive(Template)]
+#[derive(Template, WebTemplate)]
 #[template(path = "error.html")]
 pub struct ErrorPage {
     pub c: Chrome,
@@ -197,7 +190,7 @@ pub fn failure_page(visitor: &Visitor, failure: &ApiFailure) -> Response {
     };
     html_with_status(
         status,
-        &ErrorPage {
+        ErrorPage {
             c: Chrome::new(visitor, title),
             status: status.as_u16(),
             detail: failure.detail.clone(),
