@@ -27,8 +27,10 @@ use axum::Router;
 pub use api::Api;
 pub use page::CONTENT_SECURITY_POLICY;
 
-/// The largest form the console takes (a package upload; the API's own limit).
-const MAX_FORM_BYTES: usize = 64 << 20;
+/// The largest form the console takes: a source of 1 MiB with its custom input.
+const MAX_FORM_BYTES: usize = 3 << 20;
+/// The largest package upload (the API's own limit, and a little for the form around it).
+const MAX_PACKAGE_FORM_BYTES: usize = (64 << 20) + (64 << 10);
 
 /// The console's pages. `api` is the public API service they act through;
 /// `secure_cookies` marks the cookies the console sets itself (the language choice).
@@ -70,7 +72,7 @@ pub fn routes(api: Api, secure_cookies: bool) -> Router {
         )
         .route(
             "/manage/problems/{slug}/package",
-            post(manage::upload_package),
+            post(manage::upload_package).layer(DefaultBodyLimit::max(MAX_PACKAGE_FORM_BYTES)),
         )
         .route("/manage/users", get(manage::users))
         .route("/manage/users/{id}/role", post(manage::set_role))

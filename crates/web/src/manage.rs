@@ -247,12 +247,21 @@ fn package_reasons(detail: &str) -> Vec<String> {
         .collect()
 }
 
+/// A package upload. The body (up to 64 MiB) is read only for staff: anyone else is
+/// refused before it arrives.
 pub async fn upload_package(
     State(state): State<WebState>,
     visitor: Visitor,
     Path(slug): Path<String>,
-    form: Form,
+    request: axum::extract::Request,
 ) -> Response {
+    if let Some(refusal) = staff_only(&visitor) {
+        return refusal;
+    }
+    let form = match <Form as axum::extract::FromRequest<()>>::from_request(request, &()).await {
+        Ok(form) => form,
+        Err(refusal) => return refusal,
+    };
     let Some(archive) = form.file("package") else {
         return edit_page(
             &state,

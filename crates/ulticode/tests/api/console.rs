@@ -462,6 +462,17 @@ async fn management_pages_are_gated_exactly_as_the_api_is() {
         let page = admin.get(path).await;
         assert_eq!(page.status, StatusCode::OK, "admin {path}: {}", page.body);
     }
+    // Only staff may send a package; anyone else is refused before the body is read. Any
+    // other form is capped at a few MiB.
+    let page = user
+        .post("/manage/problems/aplusb/package", &[("csrf", &user.csrf())])
+        .await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    let big = "x".repeat(4 << 20);
+    let page = user
+        .post("/login", &[("username", &big), ("password", "x")])
+        .await;
+    assert_eq!(page.status, StatusCode::PAYLOAD_TOO_LARGE);
     let system = admin.get("/manage/system").await.body;
     assert!(
         system.contains("id=\"languages\"") && system.contains("python3"),
