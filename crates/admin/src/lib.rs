@@ -114,6 +114,18 @@ pub struct PipelineView {
     pub queue: QueueView,
     /// Fenced writes refused because their claim was stale, by call, since this process started.
     pub stale_results_dropped: Vec<StaleCount>,
+    /// The oldest entries delivered and not yet acknowledged (at most 50).
+    pub pending_entries: Vec<PendingEntryView>,
+}
+
+/// A queue entry a worker holds.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PendingEntryView {
+    pub id: String,
+    pub consumer: String,
+    /// Since its delivery or the holder's last heartbeat.
+    pub idle_ms: u64,
+    pub deliveries: u64,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -486,7 +498,21 @@ async fn pipeline(
             .value("judging_port_stale_total", &[("call", call)]) as u64,
     })
     .collect();
+    let pending_entries = ports
+        .queue
+        .pending_entries(50)
+        .await
+        .map_err(|e| ApiError::unavailable("the judge queue", e))?
+        .into_iter()
+        .map(|p| PendingEntryView {
+            id: p.id,
+            consumer: p.consumer,
+            idle_ms: p.idle_ms,
+            deliveries: p.deliveries,
+        })
+        .collect();
     Ok(Json(PipelineView {
+        pending_entries,
         submission,
         queue: QueueView {
             length: stats.length,

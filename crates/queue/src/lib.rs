@@ -97,6 +97,15 @@ pub struct DeadLetter {
     pub deliveries: u64,
 }
 
+/// An entry delivered to a consumer and not yet acknowledged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingEntry {
+    pub id: String,
+    pub consumer: String,
+    pub idle_ms: u64,
+    pub deliveries: u64,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum QueueError {
     #[error("redis: {0}")]
@@ -148,6 +157,11 @@ pub trait JudgeQueue: Send + Sync {
     async fn stats(&self) -> Result<QueueStats, QueueError>;
 
     async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadLetter>, QueueError>;
+
+    /// Up to `limit` entries delivered and not yet acknowledged, oldest first: who holds
+    /// each, how long it has been idle (since its delivery or last touch), how often it was
+    /// delivered.
+    async fn pending_entries(&self, limit: usize) -> Result<Vec<PendingEntry>, QueueError>;
 
     /// Puts a dead letter back on the queue (as a new entry); `false` if it does not exist.
     async fn replay(&self, dead_letter_id: &str) -> Result<bool, QueueError>;

@@ -15,8 +15,8 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Script, Value};
 
 use crate::{
-    DeadLetter, Delivery, Enqueued, JudgeQueue, QueueConfig, QueueError, QueueStats, Reclaimed,
-    GROUP,
+    DeadLetter, Delivery, Enqueued, JudgeQueue, PendingEntry, QueueConfig, QueueError, QueueStats,
+    Reclaimed, GROUP,
 };
 
 /// Dedup check, add, and dedup key in one atomic step; the key is set only after the add
@@ -449,6 +449,35 @@ impl JudgeQueue for RedisQueue {
             .find(|(pending, _)| pending == id)
             .map_or(1, |(_, d)| d);
         self.move_to_dead_letters(id, reason, deliveries).await
+    }
+
+    async fn pending_entries(&self, limit: usize) -> Result<Vec<PendingEntry>, QueueError> {
+        let mut conn = self.commands.clone();
+        let reply: Result<Value, _> = redis::cmd("XPENDING")
+            .arg(&self.stream)
+            .arg(GROUP)
+            .arg("-")
+            .arg("+")
+            .arg(limit.max(1))
+            .query_async(&mut conn)
+            .await;
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) if is_nogroup(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        array(&reply)?
+            .iter()
+            .map(|entry| match array(entry)? {
+                [id, consumer, idle, deliveries] => Ok(PendingEntry {
+                    id: text(id)?,
+                    consumer: text(consumer)?,
+                    idle_ms: int(idle)?.max(0) as u64,
+                    deliveries: int(deliveries)?.max(0) as u64,
+                }),
+                _ => Err(protocol("XPENDING entry without four parts")),
+            })
+            .collect()
     }
 
     async fn stats(&self) -> Result<QueueStats, QueueError> {

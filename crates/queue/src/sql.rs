@@ -14,7 +14,8 @@ use platform::{Db, Migration};
 use tokio::sync::Notify;
 
 use crate::{
-    DeadLetter, Delivery, Enqueued, JudgeQueue, QueueConfig, QueueError, QueueStats, Reclaimed,
+    DeadLetter, Delivery, Enqueued, JudgeQueue, PendingEntry, QueueConfig, QueueError, QueueStats,
+    Reclaimed,
 };
 
 pub const MIGRATIONS: &[Migration] = &[Migration {
@@ -301,6 +302,28 @@ impl JudgeQueue for SqlQueue {
             queue_delay_ms: get(3)?,
             dead_letters: get(4)?,
         })
+    }
+
+    async fn pending_entries(&self, limit: usize) -> Result<Vec<PendingEntry>, QueueError> {
+        let rows = self
+            .db
+            .query(
+                "SELECT id, consumer, {now} - delivered_at, deliveries FROM stream_entries \
+                 WHERE consumer IS NOT NULL ORDER BY id LIMIT $1",
+            )
+            .bind(limit.max(1) as i64)
+            .fetch_all(self.db.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(PendingEntry {
+                    id: row.try_get::<i64, _>(0)?.to_string(),
+                    consumer: row.try_get(1)?,
+                    idle_ms: row.try_get::<i64, _>(2)?.max(0) as u64,
+                    deliveries: row.try_get::<i64, _>(3)?.max(0) as u64,
+                })
+            })
+            .collect()
     }
 
     async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadLetter>, QueueError> {

@@ -254,6 +254,45 @@ async fn stats_report_delay_and_pending_age(q: Arc<dyn JudgeQueue>) {
     assert!(stats.oldest_pending_age_ms >= 150, "{stats:?}");
 }
 
+async fn pending_entries_name_their_consumer_idle_time_and_deliveries(q: Arc<dyn JudgeQueue>) {
+    assert!(q.pending_entries(10).await.unwrap().is_empty());
+    q.enqueue("1:1", "first").await.unwrap();
+    q.enqueue("2:1", "second").await.unwrap();
+    q.enqueue("3:1", "third").await.unwrap();
+    let a = q.receive("a", 1, Duration::from_millis(100)).await.unwrap();
+    let b = q.receive("b", 1, Duration::from_millis(100)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let pending = q.pending_entries(10).await.unwrap();
+    assert_eq!(
+        pending.len(),
+        2,
+        "the undelivered one is not pending: {pending:?}"
+    );
+    assert_eq!(
+        (pending[0].id.as_str(), pending[0].consumer.as_str()),
+        (a[0].id.as_str(), "a")
+    );
+    assert_eq!(
+        (pending[1].id.as_str(), pending[1].consumer.as_str()),
+        (b[0].id.as_str(), "b")
+    );
+    assert!(
+        pending
+            .iter()
+            .all(|p| p.idle_ms >= 100 && p.deliveries == 1),
+        "{pending:?}"
+    );
+    assert_eq!(
+        q.pending_entries(1).await.unwrap().len(),
+        1,
+        "the limit holds"
+    );
+    q.ack(&a[0].id).await.unwrap();
+    let pending = q.pending_entries(10).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].consumer, "b");
+}
+
 macro_rules! conformance {
     ($($behaviour:ident),* $(,)?) => {
         mod redis_streams {
@@ -278,4 +317,5 @@ conformance!(
     poison_is_dead_lettered_on_request,
     receive_waits_for_an_entry,
     stats_report_delay_and_pending_age,
+    pending_entries_name_their_consumer_idle_time_and_deliveries,
 );

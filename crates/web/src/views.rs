@@ -233,6 +233,16 @@ pub struct Pipeline {
     pub submission: SubmissionPipeline,
     pub queue: QueueView,
     pub stale_results_dropped: Vec<StaleCount>,
+    #[serde(default)]
+    pub pending_entries: Vec<PendingEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PendingEntry {
+    pub id: String,
+    pub consumer: String,
+    pub idle_ms: u64,
+    pub deliveries: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

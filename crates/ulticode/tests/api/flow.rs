@@ -147,6 +147,23 @@ async fn whole_flow(service: &Service) {
             .any(|row| row["state"] == "SENT" && row["count"].as_i64() >= Some(3)),
         "{pipeline}"
     );
+    // Everything judged is acknowledged (right after its verdict commits): no entry stays
+    // pending on either queue.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, pipeline) = api.get("/api/v1/admin/pipeline", Some(&admin.access)).await;
+        let pending = pipeline["pending_entries"]
+            .as_array()
+            .expect("pending entries");
+        if pending.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still pending: {pipeline}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test]
