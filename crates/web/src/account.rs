@@ -40,6 +40,9 @@ struct PasswordPage {
 pub struct Next {
     #[serde(default)]
     next: String,
+    /// Set when a session ended: the page says so.
+    #[serde(default)]
+    ended: Option<String>,
 }
 
 /// A redirect that also hands over the cookies an API answer set.
@@ -62,7 +65,10 @@ fn refusal_status(failure: &ApiFailure) -> StatusCode {
 }
 
 pub async fn login_form(visitor: Visitor, Query(next): Query<Next>) -> Response {
-    let c = Chrome::new(&visitor, visitor.tr.t("login-title"));
+    let mut c = Chrome::new(&visitor, visitor.tr.t("login-title"));
+    if next.ended.is_some() {
+        c = c.error(visitor.tr.t("session-ended"));
+    }
     html(LoginPage {
         c,
         next: local_path(&next.next).to_string(),

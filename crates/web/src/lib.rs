@@ -84,13 +84,14 @@ pub fn routes(api: Api, secure_cookies: bool) -> Router {
         .route("/manage/dead-letters/{id}/replay", post(manage::replay))
         .route("/manage/audit", get(manage::audit))
         .route("/manage/system", get(manage::system))
-        .route("/assets/{*path}", get(assets::asset))
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             session::layer,
         ))
-        // Set after the session layer: API requests reach the API untouched.
+        // Set after the session layer: assets need no session, and API requests reach the
+        // API untouched.
+        .route("/assets/{*path}", get(assets::asset))
         .fallback(not_a_page)
         .with_state(state)
 }

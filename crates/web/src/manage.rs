@@ -28,7 +28,7 @@ struct IndexPage {
 
 fn staff_only(visitor: &Visitor) -> Option<Response> {
     match &visitor.account {
-        None => Some(see_other(&format!("/login?next={}", encode(&visitor.path)))),
+        None => Some(see_other(&crate::page::login_address(visitor))),
         Some(_) if !visitor.is_staff() => Some(failure_page(
             visitor,
             &ApiFailure {

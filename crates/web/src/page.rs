@@ -50,7 +50,10 @@ impl Chrome {
             admin: visitor.is_admin(),
             title: title.into(),
             islands: Vec::new(),
-            notice: None,
+            notice: visitor.session_ended.then(|| Notice {
+                error: true,
+                text: visitor.tr.t("session-ended"),
+            }),
             refresh_without_js: false,
         }
     }
@@ -176,7 +179,7 @@ pub struct ErrorPage {
 /// The page for an API failure: a login for 401, the API's own explanation otherwise.
 pub fn failure_page(visitor: &Visitor, failure: &ApiFailure) -> Response {
     if failure.status == StatusCode::UNAUTHORIZED && visitor.account.is_none() {
-        return see_other(&format!("/login?next={}", encode(&visitor.path)));
+        return see_other(&login_address(visitor));
     }
     let title = match failure.status {
         StatusCode::NOT_FOUND => visitor.tr.t("error-not-found"),
@@ -201,6 +204,19 @@ pub fn failure_page(visitor: &Visitor, failure: &ApiFailure) -> Response {
 /// Text for an HTML context outside a template.
 pub fn escape_text(text: &str) -> String {
     crate::markdown::escape(text)
+}
+
+/// The login page, returning to the visitor's page (and saying why, when a session ended).
+pub fn login_address(visitor: &Visitor) -> String {
+    format!(
+        "/login?next={}{}",
+        encode(&visitor.path),
+        if visitor.session_ended {
+            "&ended=1"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Formats a millisecond Unix time as ISO 8601 UTC (for `<time datetime>`).

@@ -46,6 +46,8 @@ struct Renewed {
 #[derive(Clone)]
 pub struct Visitor {
     pub account: Option<Account>,
+    /// The session this browser held has ended (see [`Resolved::ended`]).
+    pub session_ended: bool,
     /// The CSRF token forms of this session carry.
     pub csrf: String,
     pub tr: Tr,
@@ -124,23 +126,17 @@ impl FromRequestParts<WebState> for Visitor {
             credentials.cookie = None;
             return Ok(Visitor {
                 account: None,
+                session_ended: false,
                 csrf: String::new(),
                 tr,
                 path,
                 credentials,
             });
         };
-        let account = match state
-            .api
-            .get::<Account>("/api/v1/auth/me", &credentials)
-            .await
-        {
-            Ok(account) => Some(account),
-            Err(failure) if failure.status == StatusCode::UNAUTHORIZED => None,
-            Err(failure) => {
-                tracing::warn!(%failure, "who is visiting could not be read");
-                None
-            }
+        // The session layer has usually looked already (and renewed the session if it could).
+        let (account, session_ended) = match parts.extensions.get::<Resolved>() {
+            Some(resolved) => (resolved.account.clone(), resolved.ended),
+            None => (who_is(&state.api, &credentials).await, false),
         };
         if account.is_none() {
             credentials.cookie = None;
@@ -161,10 +157,32 @@ impl FromRequestParts<WebState> for Visitor {
                 String::new()
             },
             account,
+            session_ended,
             tr,
             path,
             credentials,
         })
+    }
+}
+
+/// The account the session layer found for this request (`None`: no valid session).
+#[derive(Clone)]
+struct Resolved {
+    account: Option<Account>,
+    /// The browser held a session that no longer works and could not be renewed (logged out
+    /// elsewhere, or its role or password changed, which ends every session of the account).
+    ended: bool,
+}
+
+/// The account a request's cookies belong to, asked of the API.
+async fn who_is(api: &Api, credentials: &CallerCredentials) -> Option<Account> {
+    match api.get::<Account>("/api/v1/auth/me", credentials).await {
+        Ok(account) => Some(account),
+        Err(failure) if failure.status == StatusCode::UNAUTHORIZED => None,
+        Err(failure) => {
+            tracing::warn!(%failure, "who is visiting could not be read");
+            None
+        }
     }
 }
 
@@ -197,8 +215,9 @@ fn is_navigation(request: &Request) -> bool {
             .is_none_or(|d| d == "document")
 }
 
-/// The console's session layer: refuses cross-site writes, renews an expired access token on
-/// a page load, and sets the cookies the renewal produced.
+/// The console's session layer: refuses cross-site writes, finds the visitor's account, and
+/// on a page load renews a session whose access token expired or was revoked (a role or
+/// password change) with the refresh cookie, setting the cookies the renewal produced.
 pub async fn layer(State(state): State<WebState>, mut request: Request, next: Next) -> Response {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD);
     if !safe && !same_origin(request.headers()) {
@@ -208,15 +227,24 @@ pub async fn layer(State(state): State<WebState>, mut request: Request, next: Ne
         )
             .into_response();
     }
-    let headers = request.headers();
-    let needs_renewal = cookie(headers, ACCESS_COOKIE).is_none_or(str::is_empty)
-        && cookie(headers, REFRESH_COOKIE).is_some_and(|r| !r.is_empty())
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    let credentials = |headers: &HeaderMap| CallerCredentials {
+        cookie: headers.get(header::COOKIE).cloned(),
+        csrf: None,
+        peer,
+    };
+    let has_access = cookie(request.headers(), ACCESS_COOKIE).is_some_and(|a| !a.is_empty());
+    let mut account = if has_access {
+        who_is(&state.api, &credentials(request.headers())).await
+    } else {
+        None
+    };
+    let can_renew = cookie(request.headers(), REFRESH_COOKIE).is_some_and(|r| !r.is_empty())
         && is_navigation(&request);
-    let renewed = if needs_renewal {
-        let peer = request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0);
+    let renewed = if account.is_none() && can_renew {
         renew(&state, request.headers().clone(), peer).await
     } else {
         None
@@ -226,8 +254,18 @@ pub async fn layer(State(state): State<WebState>, mut request: Request, next: Ne
         if let Ok(value) = HeaderValue::from_str(&cookies) {
             request.headers_mut().insert(header::COOKIE, value);
         }
+        account = who_is(&state.api, &credentials(request.headers())).await;
     }
+    let ended = has_access && account.is_none();
+    request.extensions_mut().insert(Resolved { account, ended });
     let mut response = next.run(request).await;
+    if ended && renewed.is_none() {
+        // The dead access cookie goes, so the next page is simply anonymous.
+        let clear = format!("{ACCESS_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict");
+        if let Ok(value) = HeaderValue::from_str(&clear) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
     if let Some(renewed) = renewed {
         for cookie in renewed.set_cookies {
             response.headers_mut().append(header::SET_COOKIE, cookie);

@@ -422,6 +422,17 @@ async fn management_pages_are_gated_exactly_as_the_api_is() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // The role change ended the setter's sessions: the next page sends them to the login,
+    // which says why.
+    let page = setter.get("/manage/problems").await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    assert_eq!(page.location(), "/login?next=%2Fmanage%2Fproblems&ended=1");
+    let login = setter.get(page.location()).await.body;
+    assert!(login.contains("Your session has ended"), "{login}");
+    assert!(
+        !setter.cookies.contains_key("ulticode_access"),
+        "the dead cookie is cleared"
+    );
     setter.login("setter", "correct horse battery").await;
     let mut admin = Browser::new(&service);
     admin.login("admin", &service.admin_password).await;

@@ -109,6 +109,7 @@ profile-active-days = Active days
 profile-calendar = Submissions in the last year
 profile-verdicts = Verdicts
 profile-none-solved = Nothing solved yet.
+session-ended = Your session has ended (you logged out elsewhere, or your role or password changed): log in again.
 login-title = Log in
 login-failed = Wrong username or password.
 login-no-account = No account yet? Register

@@ -103,6 +103,7 @@ profile-active-days = 活動日数
 profile-calendar = 過去 1 年間の提出
 profile-verdicts = 結果の内訳
 profile-none-solved = まだ正解した問題はありません。
+session-ended = セッションが終了しました（別の場所でログアウトしたか、ロールまたはパスワードが変更されました）。もう一度ログインしてください。
 login-title = ログイン
 login-failed = ユーザー名またはパスワードが違います。
 login-no-account = アカウントをお持ちでない方は新規登録

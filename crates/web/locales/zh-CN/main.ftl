@@ -103,6 +103,7 @@ profile-active-days = 活跃天数
 profile-calendar = 过去一年的提交
 profile-verdicts = 结果分布
 profile-none-solved = 还没有解决的题目。
+session-ended = 会话已结束（你在别处退出了登录，或角色、密码已更改）：请重新登录。
 login-title = 登录
 login-failed = 用户名或密码错误。
 login-no-account = 还没有账号？注册
