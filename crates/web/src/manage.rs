@@ -69,10 +69,7 @@ async fn problems_page(
     after: Option<i64>,
     c: Chrome,
 ) -> Response {
-    let mut path = String::from("/api/v1/problems?limit=50");
-    if let Some(after) = after {
-        path.push_str(&format!("&after={after}"));
-    }
+    let path = keyset_page("/api/v1/problems?limit=50", after);
     match state.api.get::<ProblemPage>(&path, visitor.reader()).await {
         Ok(page) => html(ProblemsPage {
             c,
@@ -93,6 +90,14 @@ pub async fn problems(
     }
     let c = Chrome::new(&visitor, visitor.tr.t("manage-problems"));
     problems_page(&state, &visitor, q.after, c).await
+}
+
+/// An API listing's address, from `after` on (keyset pagination).
+fn keyset_page(listing: &str, after: Option<i64>) -> String {
+    match after {
+        Some(after) => format!("{listing}&after={after}"),
+        None => listing.to_string(),
+    }
 }
 
 fn optional_number(text: &str) -> Option<i64> {
@@ -322,10 +327,7 @@ async fn users_page(
     after: Option<i64>,
     c: Chrome,
 ) -> Response {
-    let mut path = String::from("/api/v1/admin/users?limit=100");
-    if let Some(after) = after {
-        path.push_str(&format!("&after={after}"));
-    }
+    let path = keyset_page("/api/v1/admin/users?limit=100", after);
     match state.api.get::<Vec<Account>>(&path, visitor.reader()).await {
         Ok(users) => html(UsersPage {
             c,
@@ -609,10 +611,7 @@ pub async fn audit(
     if let Some(refusal) = staff_only(&visitor) {
         return refusal;
     }
-    let mut path = String::from("/api/v1/admin/audit?limit=100");
-    if let Some(after) = q.after {
-        path.push_str(&format!("&after={after}"));
-    }
+    let path = keyset_page("/api/v1/admin/audit?limit=100", q.after);
     match state
         .api
         .get::<Vec<AuditEntry>>(&path, visitor.reader())
