@@ -573,20 +573,6 @@ pub struct SubmissionStats {
     pub days: Vec<DayCount>,
 }
 
-/// `YYYY-MM-DD` of a day number since the Unix epoch.
-fn civil_day(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 /// The caller's own record (profile pages, solved marks).
 #[utoipa::path(get, path = "/api/v1/submissions/stats", tag = "submissions",
     security(("bearer" = [])),
@@ -620,7 +606,7 @@ async fn submission_stats(
             .days
             .into_iter()
             .map(|(day, count)| DayCount {
-                day: civil_day(day),
+                day: platform::calendar::iso_date(day),
                 count,
             })
             .collect(),
@@ -771,18 +757,4 @@ pub fn routes(
             config,
             streams: Arc::default(),
         })
-}
-
-#[cfg(test)]
-mod stats_tests {
-    #[test]
-    fn days_are_civil_dates() {
-        for (days, date) in [
-            (0, "1970-01-01"),
-            (11_016, "2000-02-29"),
-            (20_788, "2026-12-01"),
-        ] {
-            assert_eq!(super::civil_day(days), date);
-        }
-    }
 }

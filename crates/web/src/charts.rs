@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use crate::i18n::Tr;
-use crate::page::civil_from_days;
 use crate::views::DayCount;
 
 const WEEKS: i64 = 53;
@@ -15,11 +14,6 @@ pub fn today_days() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64 / 86_400)
-}
-
-fn date(days: i64) -> String {
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// One square of the calendar.
@@ -47,7 +41,7 @@ impl Heatmap {
         let max = counts.values().copied().max().unwrap_or(0).max(1);
         let mut cells = Vec::new();
         for day in start..=today {
-            let key = date(day);
+            let key = platform::calendar::iso_date(day);
             let count = counts.get(key.as_str()).copied().unwrap_or(0);
             let level = match count {
                 0 => 0,
