@@ -1,6 +1,13 @@
 //! The Admin owner: the operators' API. It commands and reads other owners only through
 //! their ports (`SubmissionAdmin`, `AccountAdmin`) and the queue port; what it owns is its
-//! audit log and the idempotency records of its commands.
+//! audit log (a consumer of every owner's events, see [`audit`]) and the idempotency
+//! records of its commands. Its own commands (replays) are events of its own outbox.
+
+mod audit;
+mod events;
+
+pub use audit::{AuditConsumer, AuditEntry, AuditQuery};
+pub use events::EventStreamView;
 
 use std::sync::Arc;
 
@@ -12,20 +19,23 @@ use contracts::admin::{
 };
 use contracts::{Permission, Principal, Role, SubmissionId, UserId};
 use platform::db::Row;
+use platform::events::{NewEvent, Outbox};
 use platform::http::{
     idempotency_key, ApiError, ApiJson, ApiPath, ApiQuery, Authenticated, ProblemDetails,
 };
 use platform::{Db, DbError, Metrics, Migration};
-use queue::JudgeQueue;
+use queue::events::EventStreams;
+use queue::{JudgeQueue, QueueError};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "audit log and command receipts",
-    postgres: "
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "audit log and command receipts",
+        postgres: "
         CREATE TABLE audit_log (
             id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             actor_id BIGINT NOT NULL,
@@ -42,7 +52,7 @@ const MIGRATIONS: &[Migration] = &[Migration {
             created_at BIGINT NOT NULL,
             PRIMARY KEY (actor_id, idempotency_key)
         )",
-    sqlite: "
+        sqlite: "
         CREATE TABLE audit_log (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             actor_id INTEGER NOT NULL,
@@ -59,7 +69,35 @@ const MIGRATIONS: &[Migration] = &[Migration {
             created_at INTEGER NOT NULL,
             PRIMARY KEY (actor_id, idempotency_key)
         )",
-}];
+    },
+    Migration {
+        version: 2,
+        name: "the audit log is a consumer of events",
+        postgres: "
+        ALTER TABLE audit_log ADD COLUMN event_id TEXT;
+        ALTER TABLE audit_log ADD COLUMN owner TEXT NOT NULL DEFAULT 'admin';
+        ALTER TABLE audit_log ADD COLUMN trace_id TEXT;
+        ALTER TABLE audit_log ADD COLUMN occurred_at BIGINT;
+        CREATE UNIQUE INDEX audit_log_event ON audit_log (event_id);
+        CREATE INDEX audit_log_actor ON audit_log (actor_id, id);
+        CREATE INDEX audit_log_action ON audit_log (action, id);
+        CREATE INDEX audit_log_target ON audit_log (target, id);
+        CREATE INDEX audit_log_time ON audit_log (occurred_at)",
+        sqlite: "
+        ALTER TABLE audit_log ADD COLUMN event_id TEXT;
+        ALTER TABLE audit_log ADD COLUMN owner TEXT NOT NULL DEFAULT 'admin';
+        ALTER TABLE audit_log ADD COLUMN trace_id TEXT;
+        ALTER TABLE audit_log ADD COLUMN occurred_at INTEGER;
+        CREATE UNIQUE INDEX audit_log_event ON audit_log (event_id);
+        CREATE INDEX audit_log_actor ON audit_log (actor_id, id);
+        CREATE INDEX audit_log_action ON audit_log (action, id);
+        CREATE INDEX audit_log_target ON audit_log (target, id);
+        CREATE INDEX audit_log_time ON audit_log (occurred_at)",
+    },
+    platform::events::OUTBOX_MIGRATION,
+    platform::events::INBOX_MIGRATION,
+    platform::leases::MIGRATION,
+];
 
 /// What the Admin owner drives.
 #[derive(Clone)]
@@ -67,6 +105,8 @@ pub struct AdminPorts {
     pub submissions: Arc<dyn SubmissionAdmin>,
     pub accounts: Arc<dyn AccountAdmin>,
     pub queue: Arc<dyn JudgeQueue>,
+    /// Every event consumer's stream (for their views and dead-letter replays).
+    pub events: EventStreams,
     /// The process's metrics (stale-result drops are counted where the judging port runs).
     pub metrics: Metrics,
 }
@@ -75,6 +115,8 @@ pub struct AdminPorts {
 #[derive(Clone)]
 pub struct AdminService {
     db: Db,
+    /// Admin's own events (its commands' audit records).
+    events: Outbox,
     ports: AdminPorts,
     /// The pipeline's recent counts, oldest first (this process's view; not a record).
     history: Arc<std::sync::Mutex<std::collections::VecDeque<PipelineSample>>>,
@@ -105,6 +147,40 @@ pub struct QueueView {
     pub oldest_pending_age_ms: u64,
     pub queue_delay_ms: u64,
     pub dead_letters: u64,
+}
+
+impl From<queue::QueueStats> for QueueView {
+    fn from(stats: queue::QueueStats) -> Self {
+        Self {
+            length: stats.length,
+            pending: stats.pending,
+            oldest_pending_age_ms: stats.oldest_pending_age_ms,
+            queue_delay_ms: stats.queue_delay_ms,
+            dead_letters: stats.dead_letters,
+        }
+    }
+}
+
+impl From<queue::PendingEntry> for PendingEntryView {
+    fn from(p: queue::PendingEntry) -> Self {
+        Self {
+            id: p.id,
+            consumer: p.consumer,
+            idle_ms: p.idle_ms,
+            deliveries: p.deliveries,
+        }
+    }
+}
+
+impl From<queue::DeadLetter> for DeadLetterView {
+    fn from(d: queue::DeadLetter) -> Self {
+        Self {
+            id: d.id,
+            payload: d.payload,
+            reason: d.reason,
+            deliveries: d.deliveries,
+        }
+    }
 }
 
 /// The pipeline at a glance.
@@ -178,20 +254,11 @@ impl Page {
     }
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct AuditEntry {
-    pub id: i64,
-    pub actor_id: i64,
-    pub action: String,
-    pub target: String,
-    pub detail: String,
-    pub created_at_ms: i64,
-}
-
 impl AdminService {
     pub async fn open(db: Db, ports: AdminPorts) -> Result<Self, DbError> {
         db.migrate(MIGRATIONS).await?;
         Ok(Self {
+            events: Outbox::new(db.clone(), "admin"),
             db,
             ports,
             history: Arc::default(),
@@ -241,21 +308,29 @@ impl AdminService {
         &self.db
     }
 
-    async fn audit(&self, actor: &Principal, action: &str, target: &str, detail: &str) {
-        let written = self
-            .db
-            .query(
-                "INSERT INTO audit_log (actor_id, action, target, detail, created_at) VALUES ($1, $2, $3, $4, {now})",
-            )
-            .bind(actor.user_id.0)
-            .bind(action.to_string())
-            .bind(target.to_string())
-            .bind(detail.to_string())
-            .execute(self.db.pool())
-            .await;
-        if let Err(e) = written {
-            tracing::error!(error = %e, action, target, "audit record not written");
-        }
+    /// The owner's events outbox (for its relay).
+    pub fn events(&self) -> &Outbox {
+        &self.events
+    }
+
+    /// The audit log's event consumer.
+    pub fn audit_consumer(&self) -> AuditConsumer {
+        AuditConsumer::new(self.db.clone())
+    }
+
+    /// Runs `command` with `event` recorded in a transaction that commits only when the
+    /// command succeeded: a command that failed leaves no record, one that succeeded always
+    /// does (unless this process dies between the two, which the record then lacks).
+    async fn audited<F, Fut>(&self, event: NewEvent, command: F) -> Result<(), ApiError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<(), ApiError>>,
+    {
+        let mut tx = self.db.begin().await?;
+        self.events.record(&mut tx, event).await?;
+        command().await?;
+        tx.commit().await.map_err(DbError::from)?;
+        Ok(())
     }
 
     /// Runs `command` once per (actor, idempotency key): a repeat with the same request
@@ -371,14 +446,12 @@ impl AdminService {
     }
 
     async fn rejudge_one(&self, actor: &Principal, id: i64) -> Result<RejudgeResult, ApiError> {
-        let outcome = self.ports.submissions.rejudge(SubmissionId(id)).await?;
-        self.audit(
-            actor,
-            "rejudge",
-            &format!("submission:{id}"),
-            &serde_json::to_string(&outcome).unwrap_or_default(),
-        )
-        .await;
+        // The Submission owner records the rejudge (with the actor) in its transaction.
+        let outcome = self
+            .ports
+            .submissions
+            .rejudge(actor.user_id, SubmissionId(id))
+            .await?;
         Ok(RejudgeResult {
             submission_id: id,
             outcome,
@@ -504,23 +577,12 @@ async fn pipeline(
         .await
         .map_err(|e| ApiError::unavailable("the judge queue", e))?
         .into_iter()
-        .map(|p| PendingEntryView {
-            id: p.id,
-            consumer: p.consumer,
-            idle_ms: p.idle_ms,
-            deliveries: p.deliveries,
-        })
+        .map(PendingEntryView::from)
         .collect();
     Ok(Json(PipelineView {
         pending_entries,
         submission,
-        queue: QueueView {
-            length: stats.length,
-            pending: stats.pending,
-            oldest_pending_age_ms: stats.oldest_pending_age_ms,
-            queue_delay_ms: stats.queue_delay_ms,
-            dead_letters: stats.dead_letters,
-        },
+        queue: QueueView::from(stats),
         stale_results_dropped,
     }))
 }
@@ -566,15 +628,7 @@ async fn dead_letters(
         .await
         .map_err(|e| ApiError::unavailable("the judge queue", e))?;
     Ok(Json(
-        letters
-            .into_iter()
-            .map(|d| DeadLetterView {
-                id: d.id,
-                payload: d.payload,
-                reason: d.reason,
-                deliveries: d.deliveries,
-            })
-            .collect(),
+        letters.into_iter().map(DeadLetterView::from).collect(),
     ))
 }
 
@@ -593,24 +647,35 @@ async fn replay_dead_letter(
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
     let actor = admin(&caller, Permission::ViewPipeline)?;
-    let replayed = match admin_service.ports.queue.replay(&id).await {
-        Ok(replayed) => replayed,
-        // An id the queue cannot even parse names no dead letter.
-        Err(queue::QueueError::Protocol(_)) => false,
-        Err(e) => return Err(ApiError::unavailable("the judge queue", e)),
-    };
-    if !replayed {
-        return Err(ApiError::not_found(format!("no dead letter {id}")));
-    }
+    let event = NewEvent::new(
+        contracts::events::types::JUDGE_DEAD_LETTER_REPLAYED,
+        "dead_letter",
+        0,
+        serde_json::json!({ "dead_letter": id }),
+    )
+    .by(Some(actor.user_id));
     admin_service
-        .audit(
-            actor,
-            "replay-dead-letter",
-            &format!("dead-letter:{id}"),
-            "",
-        )
-        .await;
+        .audited(event, || async {
+            replayed(
+                admin_service.ports.queue.replay(&id).await,
+                &id,
+                "the judge queue",
+            )
+        })
+        .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The answer to a replay of dead letter `id` on `what`.
+fn replayed(result: Result<bool, QueueError>, id: &str, what: &str) -> Result<(), ApiError> {
+    match result {
+        Ok(true) => Ok(()),
+        // An id the queue cannot even parse names no dead letter.
+        Ok(false) | Err(QueueError::Protocol(_)) => {
+            Err(ApiError::not_found(format!("no dead letter {id}")))
+        }
+        Err(e) => Err(ApiError::unavailable(what, e)),
+    }
 }
 
 /// Accounts, by id.
@@ -661,55 +726,10 @@ async fn set_role(
     let account = admin_service
         .ports
         .accounts
-        .set_role(UserId(id), role)
+        .set_role(actor.user_id, UserId(id), role)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no account {id}")))?;
-    admin_service
-        .audit(actor, "set-role", &format!("user:{id}"), role.as_str())
-        .await;
     Ok(Json(account))
-}
-
-/// The audit log, oldest first.
-#[utoipa::path(get, path = "/api/v1/admin/audit", tag = "admin",
-    security(("bearer" = [])),
-    params(Page),
-    responses(
-        (status = 200, description = "A page of audit entries", body = Vec<AuditEntry>),
-        (status = 403, description = "Not an admin", body = ProblemDetails),
-    ))]
-async fn audit_log(
-    State(admin_service): State<AdminService>,
-    caller: Authenticated,
-    ApiQuery(page): ApiQuery<Page>,
-) -> Result<Json<Vec<AuditEntry>>, ApiError> {
-    admin(&caller, Permission::ManageUsers)?;
-    let db = &admin_service.db;
-    let rows = db
-        .query(
-            "SELECT id, actor_id, action, target, detail, created_at FROM audit_log \
-             WHERE id > $1 ORDER BY id LIMIT $2",
-        )
-        .bind(page.after.unwrap_or(0))
-        .bind(i64::from(page.size()))
-        .fetch_all(db.pool())
-        .await
-        .map_err(DbError::from)?;
-    let entries = rows
-        .iter()
-        .map(|row| {
-            Ok(AuditEntry {
-                id: row.try_get(0)?,
-                actor_id: row.try_get(1)?,
-                action: row.try_get(2)?,
-                target: row.try_get(3)?,
-                detail: row.try_get(4)?,
-                created_at_ms: row.try_get(5)?,
-            })
-        })
-        .collect::<Result<Vec<_>, sqlx::Error>>()
-        .map_err(DbError::from)?;
-    Ok(Json(entries))
 }
 
 /// Admin's routes.
@@ -723,6 +743,8 @@ pub fn routes(admin_service: AdminService) -> OpenApiRouter {
         .routes(routes!(replay_dead_letter))
         .routes(routes!(list_users))
         .routes(routes!(set_role))
-        .routes(routes!(audit_log))
+        .routes(routes!(audit::audit_log))
+        .routes(routes!(events::event_streams))
+        .routes(routes!(events::replay_event_dead_letter))
         .with_state(admin_service)
 }

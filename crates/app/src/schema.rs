@@ -2,10 +2,11 @@
 
 use platform::Migration;
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "problems",
-    postgres: "
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "problems",
+        postgres: "
         CREATE TABLE problems (
             id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             slug TEXT NOT NULL UNIQUE,
@@ -29,7 +30,7 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
             created_at BIGINT NOT NULL
         );
     ",
-    sqlite: "
+        sqlite: "
         CREATE TABLE problems (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             slug TEXT NOT NULL UNIQUE,
@@ -53,4 +54,13 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
             created_at INTEGER NOT NULL
         );
     ",
-}];
+    },
+    Migration {
+        version: 2,
+        name: "problem versions (for derived data such as the search index)",
+        postgres: "ALTER TABLE problems ADD COLUMN version BIGINT NOT NULL DEFAULT 1",
+        sqlite: "ALTER TABLE problems ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+    },
+    platform::events::OUTBOX_MIGRATION,
+    platform::leases::MIGRATION,
+];

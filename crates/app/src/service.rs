@@ -5,13 +5,15 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use contracts::events::{types, SearchContent, SearchDocument};
 use contracts::{
     FactsError, PackagePreparer, Permission, PortError, Principal, ProblemFacts, ProblemId,
     ProblemPackagePort, SubmissionFactsSnapshot, UserDirectory, FACTS_SCHEMA_VERSION,
 };
 use judge::package::archive::{self, ArchiveLimits};
 use judge::PackageError;
-use platform::db::{AnyRow, Row};
+use platform::db::{Any, AnyRow, Row, Transaction};
+use platform::events::{NewEvent, Outbox};
 use platform::{Db, DbError};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -236,6 +238,22 @@ impl ProblemPatch {
 const COLUMNS: &str = "id, slug, title, statement, time_limit_ms, memory_mib, tags, difficulty,
     visibility, package_hash, samples, created_by, created_at, updated_at";
 
+/// The search document of `problem` at `version`: its text while it is public, a tombstone
+/// otherwise (a hidden problem must not be findable).
+pub fn search_document(problem: &ProblemView, version: i64) -> SearchDocument {
+    SearchDocument {
+        kind: "problem".into(),
+        id: problem.id,
+        version,
+        content: (problem.visibility == Visibility::Public).then(|| SearchContent {
+            slug: problem.slug.clone(),
+            title: problem.title.clone(),
+            body: problem.statement.clone(),
+            tags: problem.tags.clone(),
+        }),
+    }
+}
+
 fn view_of(row: &AnyRow) -> Result<ProblemView, AppError> {
     let tags: String = row.try_get("tags")?;
     let samples: String = row.try_get("samples")?;
@@ -301,6 +319,8 @@ fn samples_of(problem: &judge::Problem) -> Vec<Sample> {
 #[derive(Clone)]
 pub struct AppService {
     db: Db,
+    /// The owner's integration events (audit records, search documents).
+    events: Outbox,
     users: Arc<dyn UserDirectory>,
     /// Where packages are unpacked for in-process judging (`<dir>/<hash>`).
     package_cache: PathBuf,
@@ -323,6 +343,7 @@ impl AppService {
     ) -> Result<Self, AppError> {
         db.migrate(crate::schema::MIGRATIONS).await?;
         Ok(Self {
+            events: Outbox::new(db.clone(), "app"),
             db,
             users,
             package_cache,
@@ -341,12 +362,53 @@ impl AppService {
         &self.db
     }
 
+    /// The owner's events outbox (for its relay).
+    pub fn events(&self) -> &Outbox {
+        &self.events
+    }
+
+    /// Records `event_type` about `problem` at `version`, and the problem's search document,
+    /// in the change's transaction.
+    async fn record_change(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        actor: &Principal,
+        event_type: &'static str,
+        problem: &ProblemView,
+        version: i64,
+        payload: serde_json::Value,
+    ) -> Result<(), AppError> {
+        self.events
+            .record(
+                tx,
+                NewEvent::new(event_type, "problem", problem.id, payload)
+                    .version(version)
+                    .by(Some(actor.user_id)),
+            )
+            .await?;
+        let document = search_document(problem, version);
+        self.events
+            .record(
+                tx,
+                NewEvent::new(
+                    types::SEARCH_DOCUMENT_CHANGED,
+                    "problem",
+                    problem.id,
+                    serde_json::to_value(&document).unwrap_or_default(),
+                )
+                .version(version),
+            )
+            .await?;
+        Ok(())
+    }
+
     pub async fn create(
         &self,
         author: &Principal,
         new: NewProblem,
     ) -> Result<ProblemView, AppError> {
         new.validate()?;
+        let mut tx = self.db.begin().await?;
         let inserted = self
             .db
             .query(&format!(
@@ -364,14 +426,30 @@ impl AppService {
             .bind(new.difficulty)
             .bind(new.visibility.as_str())
             .bind(author.user_id.0)
-            .fetch_one(self.db.pool())
+            .fetch_one(&mut *tx)
             .await
             .map_err(DbError::from);
-        match inserted {
-            Ok(row) => view_of(&row),
-            Err(e) if e.is_unique_violation() => Err(AppError::SlugTaken(new.slug)),
-            Err(e) => Err(e.into()),
-        }
+        let problem = match inserted {
+            Ok(row) => view_of(&row)?,
+            Err(e) if e.is_unique_violation() => return Err(AppError::SlugTaken(new.slug)),
+            Err(e) => return Err(e.into()),
+        };
+        let payload = serde_json::json!({
+            "slug": problem.slug,
+            "title": problem.title,
+            "visibility": problem.visibility.as_str(),
+        });
+        self.record_change(
+            &mut tx,
+            author,
+            types::PROBLEM_CREATED,
+            &problem,
+            1,
+            payload,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(problem)
     }
 
     async fn find(&self, slug: &str) -> Result<Option<ProblemView>, AppError> {
@@ -421,11 +499,27 @@ impl AppService {
     ) -> Result<ProblemView, AppError> {
         patch.validate()?;
         let current = self.editable(editor, slug).await?;
-        self.db
+        let changed: Vec<&str> = [
+            ("title", patch.title.is_some()),
+            ("statement", patch.statement.is_some()),
+            ("tags", patch.tags.is_some()),
+            ("difficulty", patch.difficulty.is_some()),
+            ("visibility", patch.visibility.is_some()),
+            ("time_limit_ms", patch.time_limit_ms.is_some()),
+            ("memory_mib", patch.memory_mib.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect();
+        let visibility = patch.visibility.unwrap_or(current.visibility);
+        let mut tx = self.db.begin().await?;
+        let version: i64 = self
+            .db
             .query(
                 "UPDATE problems SET title = $2, statement = $3, tags = $4, difficulty = $5,
-                    visibility = $6, time_limit_ms = $7, memory_mib = $8, updated_at = {now}
-                 WHERE slug = $1",
+                    visibility = $6, time_limit_ms = $7, memory_mib = $8, updated_at = {now},
+                    version = version + 1
+                 WHERE slug = $1 RETURNING version",
             )
             .bind(slug.to_string())
             .bind(patch.title.unwrap_or(current.title))
@@ -435,12 +529,57 @@ impl AppService {
                     .unwrap_or_else(|_| "[]".into()),
             )
             .bind(patch.difficulty.or(current.difficulty))
-            .bind(patch.visibility.unwrap_or(current.visibility).as_str())
+            .bind(visibility.as_str())
             .bind(patch.time_limit_ms.unwrap_or(current.time_limit_ms))
             .bind(patch.memory_mib.unwrap_or(current.memory_mib))
-            .execute(self.db.pool())
-            .await?;
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+        let problem = self.find_in(&mut tx, slug).await?;
+        self.record_change(
+            &mut tx,
+            editor,
+            types::PROBLEM_UPDATED,
+            &problem,
+            version,
+            serde_json::json!({ "slug": slug, "changed": changed }),
+        )
+        .await?;
+        if visibility != current.visibility {
+            self.events
+                .record(
+                    &mut tx,
+                    NewEvent::new(
+                        types::PROBLEM_VISIBILITY_CHANGED,
+                        "problem",
+                        problem.id,
+                        serde_json::json!({
+                            "slug": slug,
+                            "from": current.visibility.as_str(),
+                            "to": visibility.as_str(),
+                        }),
+                    )
+                    .version(version)
+                    .by(Some(editor.user_id)),
+                )
+                .await?;
+        }
+        tx.commit().await?;
         self.get(Some(editor), slug).await
+    }
+
+    async fn find_in(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        slug: &str,
+    ) -> Result<ProblemView, AppError> {
+        let row = self
+            .db
+            .query(&format!("SELECT {COLUMNS} FROM problems WHERE slug = $1"))
+            .bind(slug.to_string())
+            .fetch_one(&mut **tx)
+            .await?;
+        view_of(&row)
     }
 
     /// Validates an uploaded package archive and makes it the problem's test data. A bad
@@ -507,18 +646,38 @@ impl AppService {
                 .execute(&mut *tx)
                 .await?;
         }
-        self.db
+        let row = self
+            .db
             .query(
                 "UPDATE problems SET package_hash = $2, samples = $3, time_limit_ms = $4,
-                    memory_mib = $5, updated_at = {now}
-                 WHERE slug = $1",
+                    memory_mib = $5, updated_at = {now}, version = version + 1
+                 WHERE slug = $1 RETURNING id, version",
             )
             .bind(slug.to_string())
-            .bind(hash)
+            .bind(hash.clone())
             .bind(serde_json::to_string(&samples).unwrap_or_else(|_| "[]".into()))
             .bind(limits.time_limit_ms.min(20_000) as i64)
             .bind(limits.memory_mib.min(2048) as i64)
-            .execute(&mut *tx)
+            .fetch_one(&mut *tx)
+            .await?;
+        let (id, version): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        self.events
+            .record(
+                &mut tx,
+                NewEvent::new(
+                    types::PACKAGE_UPLOADED,
+                    "problem",
+                    id,
+                    serde_json::json!({
+                        "slug": slug,
+                        "package_hash": hash,
+                        "size_bytes": archive.len(),
+                        "new_package": stored == 0,
+                    }),
+                )
+                .version(version)
+                .by(Some(editor.user_id)),
+            )
             .await?;
         tx.commit().await?;
         self.get(Some(editor), slug).await

@@ -73,4 +73,6 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: "ALTER TABLE users ADD COLUMN locale TEXT;",
         sqlite: "ALTER TABLE users ADD COLUMN locale TEXT;",
     },
+    platform::events::OUTBOX_MIGRATION,
+    platform::leases::MIGRATION,
 ];

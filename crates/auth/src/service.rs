@@ -6,9 +6,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use contracts::admin::{Account, AccountAdmin};
+use contracts::events::types;
 use contracts::{PortError, Principal, Role, TokenRejection, TokenVerifier, UserDirectory, UserId};
 use ed25519_dalek::VerifyingKey;
 use platform::db::Row;
+use platform::db::{Any, Transaction};
+use platform::events::{NewEvent, Outbox};
 use platform::{Db, DbError};
 
 use crate::password::{PasswordCost, PasswordError, Passwords};
@@ -80,6 +83,8 @@ struct Keyring {
 #[derive(Clone)]
 pub struct AuthService {
     db: Db,
+    /// The owner's integration events (audit records), written in the changes' transactions.
+    events: Outbox,
     config: Arc<AuthConfig>,
     passwords: Passwords,
     keys: Arc<RwLock<Keyring>>,
@@ -220,6 +225,7 @@ impl AuthService {
         };
         Ok(Self {
             passwords: Passwords::new(config.password_cost)?,
+            events: Outbox::new(db.clone(), "auth"),
             db,
             config: Arc::new(config),
             keys: Arc::new(RwLock::new(keyring)),
@@ -233,6 +239,11 @@ impl AuthService {
 
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// The owner's events outbox (for its relay).
+    pub fn events(&self) -> &Outbox {
+        &self.events
     }
 
     /// The public keys, as a JWK set.
@@ -251,6 +262,7 @@ impl AuthService {
         validate_username(username)?;
         validate_password(password)?;
         let hash = self.passwords.hash(password.to_string()).await?;
+        let mut tx = self.db.begin().await?;
         let inserted = self
             .db
             .query(
@@ -261,14 +273,31 @@ impl AuthService {
             .bind(username.to_string())
             .bind(hash)
             .bind(role.as_str())
-            .fetch_one(self.db.pool())
+            .fetch_one(&mut *tx)
             .await
             .map_err(DbError::from);
-        match inserted {
-            Ok(row) => account_of(&row),
-            Err(e) if e.is_unique_violation() => Err(AuthError::UsernameTaken(username.into())),
-            Err(e) => Err(e.into()),
-        }
+        let account = match inserted {
+            Ok(row) => account_of(&row)?,
+            Err(e) if e.is_unique_violation() => {
+                return Err(AuthError::UsernameTaken(username.into()))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.events
+            .record(
+                &mut tx,
+                NewEvent::new(
+                    types::ACCOUNT_REGISTERED,
+                    "account",
+                    account.id.0,
+                    serde_json::json!({ "username": account.username, "role": account.role.as_str() }),
+                )
+                .version(1)
+                .by(Some(account.id)),
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(account)
     }
 
     /// Creates `username` with `role` and a random password unless it exists; returns the
@@ -318,15 +347,46 @@ impl AuthService {
             .transpose()?;
         // Unknown users verify against the decoy: same cost, same answer.
         if !self.passwords.verify(password.to_string(), stored).await? {
+            let user = row
+                .as_ref()
+                .map(|r| r.try_get::<i64, _>("id"))
+                .transpose()?;
+            // The attempted name is recorded as typed (normalised); the answer stays the same.
+            self.events
+                .record_alone(NewEvent::new(
+                    types::LOGIN_FAILED,
+                    "account",
+                    user.unwrap_or(0),
+                    serde_json::json!({
+                        "username": normalize_username(username),
+                        "known_account": user.is_some(),
+                    }),
+                ))
+                .await?;
             return Err(AuthError::InvalidCredentials);
         }
         let account = account_of(row.as_ref().ok_or(AuthError::InvalidCredentials)?)?;
         let family = hex(&crate::random_bytes::<16>());
-        self.start_session(account, &family).await
+        let event = NewEvent::new(
+            types::LOGIN_SUCCEEDED,
+            "account",
+            account.id.0,
+            serde_json::json!({ "session": family }),
+        )
+        .by(Some(account.id));
+        self.start_session(account, &family, Some(event)).await
     }
 
-    async fn start_session(&self, account: Account, family: &str) -> Result<Session, AuthError> {
+    /// A new refresh token of `family` and an access token, with `event` in the same
+    /// transaction.
+    async fn start_session(
+        &self,
+        account: Account,
+        family: &str,
+        event: Option<NewEvent>,
+    ) -> Result<Session, AuthError> {
         let refresh_token = format!("rt_{}", crate::random_token());
+        let mut tx = self.db.begin().await?;
         self.db
             .query(
                 "INSERT INTO refresh_tokens (token_hash, family_id, user_id, created_at, expires_at)
@@ -336,15 +396,19 @@ impl AuthService {
             .bind(family.to_string())
             .bind(account.id.0)
             .bind(ms(self.config.refresh_ttl))
-            .execute(self.db.pool())
+            .execute(&mut *tx)
             .await?;
         let authz_version: i64 = self
             .db
             .query("SELECT authz_version FROM users WHERE id = $1")
             .bind(account.id.0)
-            .fetch_one(self.db.pool())
+            .fetch_one(&mut *tx)
             .await?
             .try_get(0)?;
+        if let Some(event) = event {
+            self.events.record(&mut tx, event).await?;
+        }
+        tx.commit().await?;
         Ok(Session {
             access_token: self.issue_access(&account, authz_version, family),
             access_expires_in: self.config.access_ttl,
@@ -398,8 +462,15 @@ impl AuthService {
         if revoked.is_some() || expires_at <= now {
             return Err(AuthError::InvalidRefresh);
         }
+        let user = UserId(row.try_get("id")?);
         if used.is_some() {
-            self.revoke_family(&family).await?;
+            self.revoke_family(
+                &family,
+                user,
+                types::REFRESH_FAMILY_REVOKED,
+                "a spent refresh token was presented again",
+            )
+            .await?;
             return Err(AuthError::RefreshReused);
         }
         let spent = self
@@ -413,35 +484,68 @@ impl AuthService {
             .await?;
         if spent.rows_affected() != 1 {
             // Spent concurrently: two holders of one token.
-            self.revoke_family(&family).await?;
+            self.revoke_family(
+                &family,
+                user,
+                types::REFRESH_FAMILY_REVOKED,
+                "one refresh token was spent twice at once",
+            )
+            .await?;
             return Err(AuthError::RefreshReused);
         }
-        self.start_session(account_of(&row)?, &family).await
+        self.start_session(account_of(&row)?, &family, None).await
     }
 
-    async fn revoke_family(&self, family: &str) -> Result<(), AuthError> {
-        self.db
+    /// Revokes a session (refresh family) of `user` and records `event_type` with `reason`,
+    /// in one transaction; nothing is recorded when the family was already revoked.
+    async fn revoke_family(
+        &self,
+        family: &str,
+        user: UserId,
+        event_type: &'static str,
+        reason: &str,
+    ) -> Result<(), AuthError> {
+        let mut tx = self.db.begin().await?;
+        let revoked = self
+            .db
             .query(
                 "UPDATE refresh_tokens SET revoked_at = {now} WHERE family_id = $1 AND revoked_at IS NULL",
             )
             .bind(family.to_string())
-            .execute(self.db.pool())
-            .await?;
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if revoked > 0 {
+            self.events
+                .record(
+                    &mut tx,
+                    NewEvent::new(
+                        event_type,
+                        "account",
+                        user.0,
+                        serde_json::json!({ "session": family, "reason": reason }),
+                    )
+                    .by(Some(user)),
+                )
+                .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
     /// Ends the session the refresh token belongs to (its whole family).
     pub async fn logout(&self, refresh_token: &str) -> Result<(), AuthError> {
-        let family: Option<String> = self
+        let row = self
             .db
-            .query("SELECT family_id FROM refresh_tokens WHERE token_hash = $1")
+            .query("SELECT family_id, user_id FROM refresh_tokens WHERE token_hash = $1")
             .bind(sha256_hex(refresh_token))
             .fetch_optional(self.db.pool())
-            .await?
-            .map(|row| row.try_get(0))
-            .transpose()?;
-        if let Some(family) = family {
-            self.revoke_family(&family).await?;
+            .await?;
+        if let Some(row) = row {
+            let family: String = row.try_get(0)?;
+            let user = UserId(row.try_get(1)?);
+            self.revoke_family(&family, user, types::LOGGED_OUT, "logout")
+                .await?;
         }
         Ok(())
     }
@@ -470,18 +574,22 @@ impl AuthService {
             user,
             "UPDATE users SET password_hash = $2, authz_version = authz_version + 1, updated_at = {now} WHERE id = $1",
             &hash,
+            NewEvent::new(types::PASSWORD_CHANGED, "account", user.0, serde_json::json!({}))
+                .by(Some(user)),
         )
         .await?;
         Ok(())
     }
 
     /// Applies an account change that bumps `authz_version` and revokes every refresh family,
-    /// in one transaction. Returns whether the account existed.
+    /// with its event (at the new `authz_version`), in one transaction. Returns whether the
+    /// account existed.
     async fn invalidate_tokens(
         &self,
         user: UserId,
         update: &str,
         value: &str,
+        event: NewEvent,
     ) -> Result<bool, AuthError> {
         let mut tx = self.db.begin().await?;
         let changed = self
@@ -499,8 +607,26 @@ impl AuthService {
             .bind(user.0)
             .execute(&mut *tx)
             .await?;
+        if changed == 1 {
+            let version = self.authz_version(&mut tx, user).await?;
+            self.events.record(&mut tx, event.version(version)).await?;
+        }
         tx.commit().await?;
         Ok(changed == 1)
+    }
+
+    async fn authz_version(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        user: UserId,
+    ) -> Result<i64, AuthError> {
+        Ok(self
+            .db
+            .query("SELECT authz_version FROM users WHERE id = $1")
+            .bind(user.0)
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get(0)?)
     }
 
     pub async fn account(&self, user: UserId) -> Result<Option<Account>, AuthError> {
@@ -686,12 +812,24 @@ impl AccountAdmin for AuthService {
             .map_err(port_error)
     }
 
-    async fn set_role(&self, user: UserId, role: Role) -> Result<Option<Account>, PortError> {
+    async fn set_role(
+        &self,
+        actor: UserId,
+        user: UserId,
+        role: Role,
+    ) -> Result<Option<Account>, PortError> {
         let existed = self
             .invalidate_tokens(
                 user,
                 "UPDATE users SET role = $2, authz_version = authz_version + 1, updated_at = {now} WHERE id = $1",
                 role.as_str(),
+                NewEvent::new(
+                    types::ROLE_CHANGED,
+                    "account",
+                    user.0,
+                    serde_json::json!({ "role": role.as_str() }),
+                )
+                .by(Some(actor)),
             )
             .await
             .map_err(port_error)?;

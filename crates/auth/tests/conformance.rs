@@ -98,7 +98,11 @@ async fn role_and_password_changes_revoke_tokens(db: Db) {
         .await
         .unwrap();
     let before = auth.login("bob", "correct horse").await.unwrap();
-    let changed = auth.set_role(bob.id, Role::Setter).await.unwrap().unwrap();
+    let changed = auth
+        .set_role(UserId(1), bob.id, Role::Setter)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(changed.role, Role::Setter);
     assert_eq!(
         auth.verify_access(&before.access_token).await,
@@ -111,7 +115,9 @@ async fn role_and_password_changes_revoke_tokens(db: Db) {
         Role::Setter
     );
     assert_eq!(
-        auth.set_role(UserId(9_999), Role::Admin).await.unwrap(),
+        auth.set_role(UserId(1), UserId(9_999), Role::Admin)
+            .await
+            .unwrap(),
         None
     );
 
@@ -183,6 +189,70 @@ async fn unknown_users_cost_as_much_as_wrong_passwords(db: Db) {
     );
 }
 
+/// The event types in the outbox, in order, with their aggregate and actor.
+async fn recorded(db: &Db) -> Vec<(String, i64, Option<i64>)> {
+    use platform::db::Row;
+    db.query("SELECT event_type, aggregate_id, actor_id FROM events_outbox ORDER BY id")
+        .fetch_all(db.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r.try_get(0).unwrap(),
+                r.try_get(1).unwrap(),
+                r.try_get(2).unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn every_account_change_records_its_event(db: Db) {
+    use contracts::events::types::*;
+    let auth = AuthService::open(db.clone(), cheap()).await.unwrap();
+    let cy = auth
+        .register("cyd", "correct horse", Role::User)
+        .await
+        .unwrap();
+    let id = cy.id.0;
+    // A name that is taken records nothing: the change did not happen.
+    assert!(auth
+        .register("cyd", "another one", Role::User)
+        .await
+        .is_err());
+    assert!(auth.login("cyd", "wrong password").await.is_err());
+    assert!(auth.login("nobody", "wrong password").await.is_err());
+    let session = auth.login("cyd", "correct horse").await.unwrap();
+    let rotated = auth.refresh(&session.refresh_token).await.unwrap();
+    // Reuse of the spent token revokes the family, once.
+    assert!(auth.refresh(&session.refresh_token).await.is_err());
+    assert!(auth.refresh(&session.refresh_token).await.is_err());
+    auth.logout(&rotated.refresh_token).await.unwrap();
+    let second = auth.login("cyd", "correct horse").await.unwrap();
+    auth.logout(&second.refresh_token).await.unwrap();
+    auth.set_role(UserId(77), cy.id, Role::Setter)
+        .await
+        .unwrap();
+    auth.change_password(cy.id, "correct horse", "a new password")
+        .await
+        .unwrap();
+    let s = |t: &str| t.to_string();
+    assert_eq!(
+        recorded(&db).await,
+        vec![
+            (s(ACCOUNT_REGISTERED), id, Some(id)),
+            (s(LOGIN_FAILED), id, None),
+            (s(LOGIN_FAILED), 0, None),
+            (s(LOGIN_SUCCEEDED), id, Some(id)),
+            (s(REFRESH_FAMILY_REVOKED), id, Some(id)),
+            (s(LOGIN_SUCCEEDED), id, Some(id)),
+            (s(LOGGED_OUT), id, Some(id)),
+            (s(ROLE_CHANGED), id, Some(77)),
+            (s(PASSWORD_CHANGED), id, Some(id)),
+        ]
+    );
+}
+
 macro_rules! conformance {
     ($($behaviour:ident),* $(,)?) => {
         mod on_sqlite {
@@ -199,4 +269,5 @@ conformance!(
     role_and_password_changes_revoke_tokens,
     keys_survive_a_restart,
     unknown_users_cost_as_much_as_wrong_passwords,
+    every_account_change_records_its_event,
 );

@@ -62,7 +62,8 @@ pub struct SubmissionPipeline {
 /// Submission's commands and views for Admin.
 #[async_trait]
 pub trait SubmissionAdmin: Send + Sync {
-    async fn rejudge(&self, id: SubmissionId) -> Result<RejudgeOutcome, PortError>;
+    /// Rejudges `id` on behalf of `actor` (recorded in the owner's audit event).
+    async fn rejudge(&self, actor: UserId, id: SubmissionId) -> Result<RejudgeOutcome, PortError>;
     async fn pipeline(&self) -> Result<SubmissionPipeline, PortError>;
 }
 
@@ -86,5 +87,10 @@ pub trait AccountAdmin: Send + Sync {
         limit: u32,
     ) -> Result<Vec<Account>, PortError>;
     /// Changes a role; the account's existing tokens stop working. `None`: no such account.
-    async fn set_role(&self, user: UserId, role: Role) -> Result<Option<Account>, PortError>;
+    async fn set_role(
+        &self,
+        actor: UserId,
+        user: UserId,
+        role: Role,
+    ) -> Result<Option<Account>, PortError>;
 }

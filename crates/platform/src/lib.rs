@@ -7,6 +7,7 @@ pub mod calendar;
 pub mod db;
 pub mod digest;
 pub mod edge;
+pub mod events;
 pub mod http;
 pub mod leases;
 pub mod lifecycle;

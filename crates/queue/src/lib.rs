@@ -12,6 +12,7 @@
 //! Adapters: [`RedisQueue`] (distributed shape) and [`SqlQueue`] (embedded shape, or
 //! PostgreSQL without Redis). The conformance suite in `tests/` runs against all of them.
 
+pub mod events;
 mod redis_streams;
 mod sql;
 
@@ -45,6 +46,9 @@ impl Default for QueueConfig {
 
 /// The consumer group every judge worker reads in.
 pub const GROUP: &str = "judge-workers";
+
+/// The consumer group of an event stream (each consumer of events has a stream of its own).
+pub const EVENT_GROUP: &str = "consumers";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Enqueued {
@@ -128,6 +132,16 @@ pub trait JudgeQueue: Send + Sync {
     /// Adds `payload` unless `dedup_key` was enqueued within the dedup window; the check, the
     /// add and the key are one atomic step.
     async fn enqueue(&self, dedup_key: &str, payload: &str) -> Result<Enqueued, QueueError>;
+
+    /// [`JudgeQueue::enqueue`] for many `(dedup_key, payload)` items, answered in order;
+    /// adapters batch the round trips.
+    async fn enqueue_batch(&self, items: &[(String, String)]) -> Result<Vec<Enqueued>, QueueError> {
+        let mut out = Vec::with_capacity(items.len());
+        for (key, payload) in items {
+            out.push(self.enqueue(key, payload).await?);
+        }
+        Ok(out)
+    }
 
     /// Up to `max` entries never delivered before, waiting up to `block` for one.
     async fn receive(

@@ -16,7 +16,7 @@ use redis::{Script, Value};
 
 use crate::{
     DeadLetter, Delivery, Enqueued, JudgeQueue, PendingEntry, QueueConfig, QueueError, QueueStats,
-    Reclaimed, GROUP,
+    Reclaimed, EVENT_GROUP, GROUP,
 };
 
 /// Dedup check, add, and dedup key in one atomic step; the key is set only after the add
@@ -102,6 +102,7 @@ pub struct RedisQueue {
     stream: String,
     dlq: String,
     seen_prefix: String,
+    group: String,
     config: QueueConfig,
 }
 
@@ -171,8 +172,39 @@ fn is_nogroup(e: &redis::RedisError) -> bool {
 }
 
 impl RedisQueue {
-    /// Connects to `url`; every key starts with the hash tag `{prefix}`.
+    /// Connects to the judge queue at `url`; every key starts with the hash tag `{prefix}`.
     pub async fn connect(url: &str, prefix: &str, config: QueueConfig) -> Result<Self, QueueError> {
+        let tag = format!("{{{prefix}}}");
+        Self::open(
+            url,
+            format!("{tag}:judge"),
+            format!("{tag}:dispatch:seen:"),
+            GROUP,
+            config,
+        )
+        .await
+    }
+
+    /// Connects to the stream `name` (an event stream: one consumer group, [`EVENT_GROUP`]),
+    /// keys `{prefix}:<name>`, `{prefix}:<name>:dlq`, `{prefix}:<name>:seen:<key>`.
+    pub async fn connect_stream(
+        url: &str,
+        prefix: &str,
+        name: &str,
+        config: QueueConfig,
+    ) -> Result<Self, QueueError> {
+        let stream = format!("{{{prefix}}}:{name}");
+        let seen = format!("{stream}:seen:");
+        Self::open(url, stream, seen, EVENT_GROUP, config).await
+    }
+
+    async fn open(
+        url: &str,
+        stream: String,
+        seen_prefix: String,
+        group: &str,
+        config: QueueConfig,
+    ) -> Result<Self, QueueError> {
         let client = redis::Client::open(url)?;
         let base = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(2)))
@@ -189,13 +221,13 @@ impl RedisQueue {
                 base.set_response_timeout(Some(Duration::from_secs(35))),
             )
             .await?;
-        let tag = format!("{{{prefix}}}");
         let queue = Self {
             commands,
             reads,
-            stream: format!("{tag}:judge"),
-            dlq: format!("{tag}:judge:dlq"),
-            seen_prefix: format!("{tag}:dispatch:seen:"),
+            dlq: format!("{stream}:dlq"),
+            stream,
+            seen_prefix,
+            group: group.to_string(),
             config,
         };
         queue.ensure_group().await?;
@@ -212,7 +244,7 @@ impl RedisQueue {
         let created: Result<Value, _> = redis::cmd("XGROUP")
             .arg("CREATE")
             .arg(&self.stream)
-            .arg(GROUP)
+            .arg(&self.group)
             .arg("0-0")
             .arg("MKSTREAM")
             .query_async(&mut conn)
@@ -239,7 +271,7 @@ impl RedisQueue {
         let mut conn = self.commands.clone();
         let reply: Result<Value, _> = redis::cmd("XPENDING")
             .arg(&self.stream)
-            .arg(GROUP)
+            .arg(&self.group)
             .arg("IDLE")
             .arg(idle.as_millis() as u64)
             .arg("-")
@@ -280,7 +312,7 @@ impl RedisQueue {
             .arg(id)
             .arg(reason)
             .arg(deliveries)
-            .arg(GROUP)
+            .arg(&self.group)
             .invoke_async(&mut conn)
             .await?;
         Ok(())
@@ -305,6 +337,42 @@ impl JudgeQueue for RedisQueue {
         })
     }
 
+    async fn enqueue_batch(&self, items: &[(String, String)]) -> Result<Vec<Enqueued>, QueueError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One round trip: the script is loaded, then invoked once per item.
+        let script = Script::new(ENQUEUE);
+        let invocations: Vec<_> = items
+            .iter()
+            .map(|(key, payload)| {
+                let mut invocation = script.key(&self.stream);
+                invocation
+                    .key(format!("{}{key}", self.seen_prefix))
+                    .arg(payload)
+                    .arg(self.config.dedup_window.as_secs().max(1))
+                    .arg(key);
+                invocation
+            })
+            .collect();
+        let mut pipe = redis::pipe();
+        pipe.load_script(&script).ignore();
+        for invocation in &invocations {
+            pipe.invoke_script(invocation);
+        }
+        let mut conn = self.commands.clone();
+        let results: Vec<Value> = pipe.query_async(&mut conn).await?;
+        results
+            .iter()
+            .map(|result| {
+                Ok(match result {
+                    Value::Nil | Value::Boolean(false) => Enqueued::Duplicate,
+                    other => Enqueued::Added(text(other)?),
+                })
+            })
+            .collect()
+    }
+
     async fn receive(
         &self,
         consumer: &str,
@@ -315,7 +383,7 @@ impl JudgeQueue for RedisQueue {
         let read = |conn: &mut ConnectionManager| {
             let mut cmd = redis::cmd("XREADGROUP");
             cmd.arg("GROUP")
-                .arg(GROUP)
+                .arg(&self.group)
                 .arg(consumer)
                 .arg("COUNT")
                 .arg(max.max(1))
@@ -371,7 +439,7 @@ impl JudgeQueue for RedisQueue {
             .atomic()
             .cmd("XACK")
             .arg(&self.stream)
-            .arg(GROUP)
+            .arg(&self.group)
             .arg(id)
             .cmd("XDEL")
             .arg(&self.stream)
@@ -390,7 +458,7 @@ impl JudgeQueue for RedisQueue {
         let mut conn = self.commands.clone();
         let _: Value = redis::cmd("XCLAIM")
             .arg(&self.stream)
-            .arg(GROUP)
+            .arg(&self.group)
             .arg(consumer)
             .arg(0)
             .arg(id)
@@ -406,7 +474,7 @@ impl JudgeQueue for RedisQueue {
         let reply: Result<Value, _> = Script::new(RECLAIM)
             .key(&self.stream)
             .key(&self.dlq)
-            .arg(GROUP)
+            .arg(&self.group)
             .arg(consumer)
             .arg(self.config.visibility_timeout.as_millis() as u64)
             .arg(max.max(1))
@@ -455,7 +523,7 @@ impl JudgeQueue for RedisQueue {
         let mut conn = self.commands.clone();
         let reply: Result<Value, _> = redis::cmd("XPENDING")
             .arg(&self.stream)
-            .arg(GROUP)
+            .arg(&self.group)
             .arg("-")
             .arg("+")
             .arg(limit.max(1))
@@ -493,7 +561,7 @@ impl JudgeQueue for RedisQueue {
             .await?;
         let summary: Result<Value, _> = redis::cmd("XPENDING")
             .arg(&self.stream)
-            .arg(GROUP)
+            .arg(&self.group)
             .query_async(&mut conn)
             .await;
         let (pending, oldest_pending) = match summary {
@@ -533,7 +601,7 @@ impl JudgeQueue for RedisQueue {
             };
             if fields
                 .iter()
-                .any(|(k, v)| k == "name" && text(v).ok().as_deref() == Some(GROUP))
+                .any(|(k, v)| k == "name" && text(v).ok().as_deref() == Some(self.group.as_str()))
             {
                 if let Some((_, v)) = fields.iter().find(|(k, _)| k == "last-delivered-id") {
                     last_delivered = text(v)?;

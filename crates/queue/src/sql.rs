@@ -1,5 +1,6 @@
 //! The SQL stream: the same port and semantics as Redis Streams, on tables — for the embedded
-//! shape (SQLite) and for PostgreSQL deployments without Redis. One consumer group.
+//! shape (SQLite) and for PostgreSQL deployments without Redis. Several named streams share
+//! the tables (the judge queue, one stream per event consumer); each has one consumer group.
 //!
 //! `stream_entries` holds unacknowledged entries; an entry with `consumer IS NULL` was never
 //! delivered, otherwise it is pending for that consumer since `delivered_at`. Dedup keys live
@@ -59,12 +60,32 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
             deliveries INTEGER NOT NULL,
             dead_at INTEGER NOT NULL
         )",
+}, Migration {
+    version: 2,
+    name: "named streams",
+    postgres: "
+        ALTER TABLE stream_entries ADD COLUMN stream TEXT NOT NULL DEFAULT 'judge';
+        ALTER TABLE stream_dead ADD COLUMN stream TEXT NOT NULL DEFAULT 'judge';
+        DROP INDEX stream_entries_undelivered;
+        CREATE INDEX stream_entries_undelivered ON stream_entries (stream, id) WHERE consumer IS NULL;
+        CREATE INDEX stream_entries_pending ON stream_entries (stream, id) WHERE consumer IS NOT NULL;
+        CREATE INDEX stream_dead_by_stream ON stream_dead (stream, id)",
+    sqlite: "
+        ALTER TABLE stream_entries ADD COLUMN stream TEXT NOT NULL DEFAULT 'judge';
+        ALTER TABLE stream_dead ADD COLUMN stream TEXT NOT NULL DEFAULT 'judge';
+        DROP INDEX stream_entries_undelivered;
+        CREATE INDEX stream_entries_undelivered ON stream_entries (stream, consumer, id);
+        CREATE INDEX stream_dead_by_stream ON stream_dead (stream, id)",
 }];
+
+/// The judge queue's stream name.
+const JUDGE_STREAM: &str = "judge";
 
 /// A judge queue in SQL tables.
 #[derive(Clone)]
 pub struct SqlQueue {
     db: Db,
+    stream: String,
     config: QueueConfig,
     /// Wakes blocked receivers in this process when something is enqueued.
     added: Arc<Notify>,
@@ -75,11 +96,18 @@ fn ms(duration: Duration) -> i64 {
 }
 
 impl SqlQueue {
-    /// Uses `db` (migrating it) for the queue's tables.
+    /// The judge queue in `db` (migrating it).
     pub async fn new(db: Db, config: QueueConfig) -> Result<Self, QueueError> {
+        Self::named(db, JUDGE_STREAM, config).await
+    }
+
+    /// The stream `name` in `db` (migrating it). Receivers are woken at once by enqueues made
+    /// through the same handle (clone it to share), and within 50 ms otherwise.
+    pub async fn named(db: Db, name: &str, config: QueueConfig) -> Result<Self, QueueError> {
         db.migrate(MIGRATIONS).await?;
         Ok(Self {
             db,
+            stream: name.to_string(),
             config,
             added: Arc::new(Notify::new()),
         })
@@ -89,8 +117,9 @@ impl SqlQueue {
         let mut tx = self.db.begin().await?;
         let ids: Vec<i64> = self
             .db
-            .query("SELECT id FROM stream_entries WHERE consumer IS NULL ORDER BY id LIMIT $1 {skip_locked}")
+            .query("SELECT id FROM stream_entries WHERE stream = $2 AND consumer IS NULL ORDER BY id LIMIT $1 {skip_locked}")
             .bind(max as i64)
+            .bind(self.stream.clone())
             .fetch_all(&mut *tx)
             .await?
             .iter()
@@ -133,20 +162,61 @@ impl SqlQueue {
         let moved = self
             .db
             .query(
-                "INSERT INTO stream_dead (payload, reason, deliveries, dead_at) \
-                 SELECT payload, $2, deliveries, {now} FROM stream_entries WHERE id = $1",
+                "INSERT INTO stream_dead (stream, payload, reason, deliveries, dead_at) \
+                 SELECT stream, payload, $2, deliveries, {now} FROM stream_entries WHERE id = $1 AND stream = $3",
             )
             .bind(id)
             .bind(reason.to_string())
+            .bind(self.stream.clone())
             .execute(&mut **tx)
             .await?
             .rows_affected();
         self.db
-            .query("DELETE FROM stream_entries WHERE id = $1")
+            .query("DELETE FROM stream_entries WHERE id = $1 AND stream = $2")
             .bind(id)
+            .bind(self.stream.clone())
             .execute(&mut **tx)
             .await?;
         Ok(moved == 1)
+    }
+}
+
+impl SqlQueue {
+    /// The dedup check, the key and the entry, in the caller's transaction. Keys are
+    /// namespaced by stream, so one key may be used on every stream.
+    async fn add(
+        &self,
+        tx: &mut platform::db::Transaction<'static, platform::db::Any>,
+        dedup_key: &str,
+        payload: &str,
+    ) -> Result<Enqueued, QueueError> {
+        let dedup_key = format!("{}:{dedup_key}", self.stream);
+        self.db
+            .query("DELETE FROM stream_dedup WHERE key = $1 AND expires_at <= {now}")
+            .bind(dedup_key.to_string())
+            .execute(&mut **tx)
+            .await?;
+        let fresh = self
+            .db
+            .query("INSERT INTO stream_dedup (key, expires_at) VALUES ($1, {now} + $2) ON CONFLICT (key) DO NOTHING")
+            .bind(dedup_key.to_string())
+            .bind(ms(self.config.dedup_window))
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+        if fresh == 0 {
+            return Ok(Enqueued::Duplicate);
+        }
+        let id: i64 = self
+            .db
+            .query("INSERT INTO stream_entries (stream, payload, dedup_key, created_at) VALUES ($3, $1, $2, {now}) RETURNING id")
+            .bind(payload.to_string())
+            .bind(dedup_key)
+            .bind(self.stream.clone())
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get(0)?;
+        Ok(Enqueued::Added(id.to_string()))
     }
 }
 
@@ -154,34 +224,25 @@ impl SqlQueue {
 impl JudgeQueue for SqlQueue {
     async fn enqueue(&self, dedup_key: &str, payload: &str) -> Result<Enqueued, QueueError> {
         let mut tx = self.db.begin().await?;
-        self.db
-            .query("DELETE FROM stream_dedup WHERE key = $1 AND expires_at <= {now}")
-            .bind(dedup_key.to_string())
-            .execute(&mut *tx)
-            .await?;
-        let fresh = self
-            .db
-            .query("INSERT INTO stream_dedup (key, expires_at) VALUES ($1, {now} + $2) ON CONFLICT (key) DO NOTHING")
-            .bind(dedup_key.to_string())
-            .bind(ms(self.config.dedup_window))
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        if fresh == 0 {
-            tx.rollback().await?;
-            return Ok(Enqueued::Duplicate);
-        }
-        let id: i64 = self
-            .db
-            .query("INSERT INTO stream_entries (payload, dedup_key, created_at) VALUES ($1, $2, {now}) RETURNING id")
-            .bind(payload.to_string())
-            .bind(dedup_key.to_string())
-            .fetch_one(&mut *tx)
-            .await?
-            .try_get(0)?;
+        let added = self.add(&mut tx, dedup_key, payload).await?;
         tx.commit().await?;
-        self.added.notify_waiters();
-        Ok(Enqueued::Added(id.to_string()))
+        if matches!(added, Enqueued::Added(_)) {
+            self.added.notify_waiters();
+        }
+        Ok(added)
+    }
+
+    async fn enqueue_batch(&self, items: &[(String, String)]) -> Result<Vec<Enqueued>, QueueError> {
+        let mut tx = self.db.begin().await?;
+        let mut out = Vec::with_capacity(items.len());
+        for (key, payload) in items {
+            out.push(self.add(&mut tx, key, payload).await?);
+        }
+        tx.commit().await?;
+        if out.iter().any(|e| matches!(e, Enqueued::Added(_))) {
+            self.added.notify_waiters();
+        }
+        Ok(out)
     }
 
     async fn receive(
@@ -208,8 +269,9 @@ impl JudgeQueue for SqlQueue {
 
     async fn ack(&self, id: &str) -> Result<(), QueueError> {
         self.db
-            .query("DELETE FROM stream_entries WHERE id = $1")
+            .query("DELETE FROM stream_entries WHERE id = $1 AND stream = $2")
             .bind(Self::entry_id(id)?)
+            .bind(self.stream.clone())
             .execute(self.db.pool())
             .await?;
         Ok(())
@@ -221,9 +283,10 @@ impl JudgeQueue for SqlQueue {
 
     async fn touch(&self, consumer: &str, id: &str) -> Result<(), QueueError> {
         self.db
-            .query("UPDATE stream_entries SET delivered_at = {now} WHERE id = $1 AND consumer = $2")
+            .query("UPDATE stream_entries SET delivered_at = {now} WHERE id = $1 AND consumer = $2 AND stream = $3")
             .bind(Self::entry_id(id)?)
             .bind(consumer.to_string())
+            .bind(self.stream.clone())
             .execute(self.db.pool())
             .await?;
         Ok(())
@@ -234,11 +297,12 @@ impl JudgeQueue for SqlQueue {
         let idle: Vec<(i64, i64)> = self
             .db
             .query(
-                "SELECT id, deliveries FROM stream_entries WHERE consumer IS NOT NULL AND delivered_at <= {now} - $1 \
+                "SELECT id, deliveries FROM stream_entries WHERE stream = $3 AND consumer IS NOT NULL AND delivered_at <= {now} - $1 \
                  ORDER BY id LIMIT $2 {skip_locked}",
             )
             .bind(ms(self.config.visibility_timeout))
             .bind(max.max(1) as i64)
+            .bind(self.stream.clone())
             .fetch_all(&mut *tx)
             .await?
             .iter()
@@ -288,9 +352,10 @@ impl JudgeQueue for SqlQueue {
                         COALESCE(SUM(CASE WHEN consumer IS NOT NULL THEN 1 ELSE 0 END), 0), \
                         COALESCE({now} - MIN(CASE WHEN consumer IS NOT NULL THEN created_at END), 0), \
                         COALESCE({now} - MIN(CASE WHEN consumer IS NULL THEN created_at END), 0), \
-                        (SELECT COUNT(*) FROM stream_dead) \
-                 FROM stream_entries",
+                        (SELECT COUNT(*) FROM stream_dead WHERE stream = $1) \
+                 FROM stream_entries WHERE stream = $1",
             )
+            .bind(self.stream.clone())
             .fetch_one(self.db.pool())
             .await?;
         let get =
@@ -309,9 +374,10 @@ impl JudgeQueue for SqlQueue {
             .db
             .query(
                 "SELECT id, consumer, {now} - delivered_at, deliveries FROM stream_entries \
-                 WHERE consumer IS NOT NULL ORDER BY id LIMIT $1",
+                 WHERE stream = $2 AND consumer IS NOT NULL ORDER BY id LIMIT $1",
             )
             .bind(limit.max(1) as i64)
+            .bind(self.stream.clone())
             .fetch_all(self.db.pool())
             .await?;
         rows.iter()
@@ -329,8 +395,9 @@ impl JudgeQueue for SqlQueue {
     async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadLetter>, QueueError> {
         let rows = self
             .db
-            .query("SELECT id, payload, reason, deliveries FROM stream_dead ORDER BY id LIMIT $1")
+            .query("SELECT id, payload, reason, deliveries FROM stream_dead WHERE stream = $2 ORDER BY id LIMIT $1")
             .bind(limit.max(1) as i64)
+            .bind(self.stream.clone())
             .fetch_all(self.db.pool())
             .await?;
         rows.iter()
@@ -351,16 +418,18 @@ impl JudgeQueue for SqlQueue {
         let moved = self
             .db
             .query(
-                "INSERT INTO stream_entries (payload, dedup_key, created_at) \
-                 SELECT payload, 'replay:' || CAST(id AS TEXT), {now} FROM stream_dead WHERE id = $1",
+                "INSERT INTO stream_entries (stream, payload, dedup_key, created_at) \
+                 SELECT stream, payload, 'replay:' || CAST(id AS TEXT), {now} FROM stream_dead WHERE id = $1 AND stream = $2",
             )
             .bind(id)
+            .bind(self.stream.clone())
             .execute(&mut *tx)
             .await?
             .rows_affected();
         self.db
-            .query("DELETE FROM stream_dead WHERE id = $1")
+            .query("DELETE FROM stream_dead WHERE id = $1 AND stream = $2")
             .bind(id)
+            .bind(self.stream.clone())
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;

@@ -293,6 +293,32 @@ async fn pending_entries_name_their_consumer_idle_time_and_deliveries(q: Arc<dyn
     assert_eq!(pending[0].consumer, "b");
 }
 
+async fn batches_enqueue_in_order_with_dedup(q: Arc<dyn JudgeQueue>) {
+    assert!(matches!(
+        q.enqueue("b", "early b").await.unwrap(),
+        Enqueued::Added(_)
+    ));
+    let items: Vec<(String, String)> = ["a", "b", "c", "a"]
+        .iter()
+        .map(|k| (k.to_string(), format!("payload {k}")))
+        .collect();
+    let got = q.enqueue_batch(&items).await.unwrap();
+    let added: Vec<bool> = got
+        .iter()
+        .map(|e| matches!(e, Enqueued::Added(_)))
+        .collect();
+    assert_eq!(added, [true, false, true, false]);
+    let payloads: Vec<String> = q
+        .receive("w", 10, Duration::from_millis(100))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.payload)
+        .collect();
+    assert_eq!(payloads, ["early b", "payload a", "payload c"]);
+    assert!(q.enqueue_batch(&[]).await.unwrap().is_empty());
+}
+
 macro_rules! conformance {
     ($($behaviour:ident),* $(,)?) => {
         mod redis_streams {
@@ -318,4 +344,5 @@ conformance!(
     receive_waits_for_an_entry,
     stats_report_delay_and_pending_age,
     pending_entries_name_their_consumer_idle_time_and_deliveries,
+    batches_enqueue_in_order_with_dedup,
 );

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use contracts::admin::{
     ActiveLease, RejudgeOutcome, SingletonLease, StateCount, SubmissionAdmin, SubmissionPipeline,
 };
-use contracts::{Generation, PortError, SubmissionId};
+use contracts::{Generation, PortError, SubmissionId, UserId};
 use platform::db::Row;
 use platform::Leases;
 
@@ -22,8 +22,8 @@ fn counts(rows: Vec<(String, i64)>) -> Vec<StateCount> {
 
 #[async_trait]
 impl SubmissionAdmin for SubmissionStore {
-    async fn rejudge(&self, id: SubmissionId) -> Result<RejudgeOutcome, PortError> {
-        match SubmissionStore::rejudge(self, id, None)
+    async fn rejudge(&self, actor: UserId, id: SubmissionId) -> Result<RejudgeOutcome, PortError> {
+        match SubmissionStore::rejudge_by(self, id, None, Some(actor))
             .await
             .map_err(unavailable)?
         {

@@ -58,11 +58,7 @@ pub struct PassReport {
     pub dead: usize,
 }
 
-/// Backoff before the next attempt, given the attempts that already failed.
-pub fn backoff(failed_attempts: i64) -> Duration {
-    let exponent = failed_attempts.clamp(0, 5) as u32;
-    Duration::from_millis((2_000u64 << exponent).min(60_000))
-}
+pub use platform::events::backoff;
 
 pub struct Dispatcher {
     store: SubmissionStore,
@@ -383,16 +379,4 @@ pub async fn outbox_rows(
             ))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_from_two_seconds_and_caps_at_a_minute() {
-        let got: Vec<u64> = (0..8).map(|a| backoff(a).as_secs()).collect();
-        assert_eq!(got, [2, 4, 8, 16, 32, 60, 60, 60]);
-        assert_eq!(backoff(-3).as_secs(), 2);
-    }
 }

@@ -247,4 +247,29 @@ pub const MIGRATIONS: &[Migration] = &[
                 SELECT id, judged_generation, verdict, score, judged_at FROM submissions
                 WHERE state = 'done' AND judged_generation IS NOT NULL AND verdict IS NOT NULL AND judged_at IS NOT NULL",
     },
+    // The first events outbox predates the shared envelope: it is renamed, the platform's
+    // table takes its place, and its rows move over as already sent (nothing consumed them).
+    Migration {
+        version: 6,
+        name: "make way for the shared events outbox",
+        postgres: "
+            ALTER TABLE events_outbox RENAME TO legacy_events_outbox;
+            ALTER INDEX events_outbox_pkey RENAME TO legacy_events_outbox_pkey;
+            ALTER INDEX events_outbox_event_id_key RENAME TO legacy_events_outbox_event_id_key;
+            ALTER SEQUENCE events_outbox_id_seq RENAME TO legacy_events_outbox_id_seq",
+        sqlite: "ALTER TABLE events_outbox RENAME TO legacy_events_outbox",
+    },
+    platform::events::OUTBOX_MIGRATION,
+    Migration {
+        version: 7,
+        name: "move the first events into the shared outbox",
+        postgres: "
+            INSERT INTO events_outbox (event_id, owner, aggregate_type, aggregate_id, aggregate_version, event_type, schema_version, occurred_at, payload, state, next_retry_at, sent_at)
+                SELECT event_id, 'submission', 'submission', aggregate_id, aggregate_version, event_type, schema_version, created_at, payload, 'SENT', created_at, created_at FROM legacy_events_outbox;
+            DROP TABLE legacy_events_outbox",
+        sqlite: "
+            INSERT INTO events_outbox (event_id, owner, aggregate_type, aggregate_id, aggregate_version, event_type, schema_version, occurred_at, payload, state, next_retry_at, sent_at)
+                SELECT event_id, 'submission', 'submission', aggregate_id, aggregate_version, event_type, schema_version, created_at, payload, 'SENT', created_at, created_at FROM legacy_events_outbox;
+            DROP TABLE legacy_events_outbox",
+    },
 ];

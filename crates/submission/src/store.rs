@@ -16,11 +16,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use contracts::events::types;
 use contracts::{
     Acquired, AttemptId, FactsRejection, Generation, JudgeJob, JudgeMessage, JudgeProgress,
     JudgeResult, ProblemId, StaleReason, SubmissionFactsSnapshot, SubmissionId, UserId, Verdict,
 };
 use platform::db::{Any, Row, Transaction};
+use platform::events::{NewEvent, Outbox};
 use platform::{Backend, Db, DbError, Lease};
 use serde::Serialize;
 use tokio::sync::Notify;
@@ -190,6 +192,8 @@ pub enum Recovery {
 pub struct SubmissionStore {
     db: Db,
     config: SubmissionConfig,
+    /// The owner's integration events (written in the transactions of the changes).
+    events: Outbox,
     /// Wakes an in-process dispatcher when an outbox row is written (SQLite); PostgreSQL
     /// dispatchers are woken by `NOTIFY judge_outbox` in the same transaction.
     outbox_written: Arc<Notify>,
@@ -222,6 +226,7 @@ impl SubmissionStore {
     pub async fn open(db: Db, config: SubmissionConfig) -> Result<Self, DbError> {
         db.migrate(crate::schema::MIGRATIONS).await?;
         Ok(Self {
+            events: Outbox::new(db.clone(), "submission"),
             db,
             config,
             outbox_written: Arc::new(Notify::new()),
@@ -241,6 +246,11 @@ impl SubmissionStore {
 
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// The owner's events outbox (for its relay).
+    pub fn events(&self) -> &Outbox {
+        &self.events
     }
 
     pub fn config(&self) -> SubmissionConfig {
@@ -319,6 +329,23 @@ impl SubmissionStore {
             package_hash: facts.package_hash.clone(),
         };
         self.insert_outbox(&mut tx, &message).await?;
+        self.events
+            .record(
+                &mut tx,
+                NewEvent::new(
+                    types::SUBMITTED,
+                    "submission",
+                    id.0,
+                    serde_json::json!({
+                        "submission_id": id,
+                        "problem_id": request.problem_id,
+                        "language": request.language,
+                    }),
+                )
+                .version(1)
+                .by(Some(request.user_id)),
+            )
+            .await?;
         tx.commit().await?;
         self.outbox_written.notify_waiters();
         Ok(Submitted { id, created: true })
@@ -804,16 +831,36 @@ impl SubmissionStore {
             .bind(score)
             .execute(&mut **tx)
             .await?;
-        self.db
-            .query(
-                "INSERT INTO events_outbox (event_id, event_type, aggregate_id, aggregate_version, schema_version, payload, created_at) \
-                 VALUES ($1, 'SubmissionJudged', $2, $3, 1, $4, {now})",
+        self.events
+            .record(
+                tx,
+                NewEvent::new(types::SUBMISSION_JUDGED, "submission", id.0, payload)
+                    .version(generation.0),
             )
-            .bind(uuid::Uuid::new_v4().to_string())
-            .bind(id.0)
-            .bind(generation.0)
-            .bind(payload.to_string())
-            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Records that a generation ended without being judged (its intent could not be
+    /// dispatched, or its recoveries ran out).
+    async fn dead_lettered_event(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        id: SubmissionId,
+        generation: Generation,
+        reason: &str,
+    ) -> Result<(), DbError> {
+        self.events
+            .record(
+                tx,
+                NewEvent::new(
+                    types::DEAD_LETTERED,
+                    "submission",
+                    id.0,
+                    serde_json::json!({ "generation": generation, "reason": reason }),
+                )
+                .version(generation.0),
+            )
             .await?;
         Ok(())
     }
@@ -844,6 +891,7 @@ impl SubmissionStore {
         if failed == 1 {
             self.judged_event(tx, id, generation, None, Verdict::SE, None)
                 .await?;
+            self.dead_lettered_event(tx, id, generation, reason).await?;
         }
         Ok(())
     }
@@ -913,6 +961,7 @@ impl SubmissionStore {
         if gave_up == 1 {
             self.judged_event(tx, id, generation, None, Verdict::SE, None)
                 .await?;
+            self.dead_lettered_event(tx, id, generation, reason).await?;
             Ok(Recovery::GaveUp)
         } else {
             Ok(Recovery::Lost)
@@ -957,6 +1006,16 @@ impl SubmissionStore {
         id: SubmissionId,
         expected: Option<Generation>,
     ) -> Result<Option<Generation>, DbError> {
+        self.rejudge_by(id, expected, None).await
+    }
+
+    /// [`SubmissionStore::rejudge`] on behalf of `actor` (recorded in its event).
+    pub async fn rejudge_by(
+        &self,
+        id: SubmissionId,
+        expected: Option<Generation>,
+        actor: Option<UserId>,
+    ) -> Result<Option<Generation>, DbError> {
         let expected = match expected {
             Some(g) => g,
             None => match self.get(id).await? {
@@ -980,6 +1039,19 @@ impl SubmissionStore {
         let generation = Generation(row.try_get(0)?);
         let message = self.intent(&mut tx, id).await?;
         self.insert_outbox(&mut tx, &message).await?;
+        self.events
+            .record(
+                &mut tx,
+                NewEvent::new(
+                    types::REJUDGED,
+                    "submission",
+                    id.0,
+                    serde_json::json!({ "generation": generation, "previous_generation": expected }),
+                )
+                .version(generation.0)
+                .by(actor),
+            )
+            .await?;
         tx.commit().await?;
         self.outbox_written.notify_waiters();
         self.announce_change(id);

@@ -104,7 +104,7 @@ fn result(verdict: Verdict) -> JudgeResult {
 
 async fn events_for(store: &SubmissionStore, id: SubmissionId) -> Vec<i64> {
     let db = store.db();
-    db.query("SELECT aggregate_version FROM events_outbox WHERE aggregate_id = $1 ORDER BY id")
+    db.query("SELECT aggregate_version FROM events_outbox WHERE event_type = 'SubmissionJudged' AND aggregate_id = $1 ORDER BY id")
         .bind(id.0)
         .fetch_all(db.pool())
         .await

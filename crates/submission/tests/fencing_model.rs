@@ -234,7 +234,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             // I3: at most one verdict per (submission, generation).
             let per_generation = db
-                .query("SELECT aggregate_version, COUNT(*) FROM events_outbox GROUP BY aggregate_version")
+                .query("SELECT aggregate_version, COUNT(*) FROM events_outbox WHERE event_type = 'SubmissionJudged' GROUP BY aggregate_version")
                 .fetch_all(db.pool())
                 .await
                 .unwrap();

@@ -62,7 +62,8 @@ fn dependencies_point_inward() {
         ("sandbox", &[]),
         // The shared HTTP edge speaks the contracts' identity types.
         ("platform", &["contracts"]),
-        ("queue", &["platform"]),
+        // The event relay and consumers speak the contracts' event envelope.
+        ("queue", &["contracts", "platform"]),
         ("judge", &["contracts", "sandbox"]),
         ("auth", &["contracts", "platform"]),
         // App validates uploaded packages with the judge runtime's package loader.

@@ -817,7 +817,7 @@ async fn check(
         }
         // I4: the event of the current generation names the attempt recorded with the verdict.
         let event = db
-            .query("SELECT payload FROM events_outbox WHERE aggregate_id = $1 AND aggregate_version = $2")
+            .query("SELECT payload FROM events_outbox WHERE event_type = 'SubmissionJudged' AND aggregate_id = $1 AND aggregate_version = $2")
             .bind(id.0)
             .bind(record.generation.0)
             .fetch_optional(db.pool())
@@ -853,7 +853,7 @@ async fn check(
 
     // I3: at most one verdict per (submission, generation).
     let duplicates = db
-        .query("SELECT aggregate_id, aggregate_version, COUNT(*) FROM events_outbox GROUP BY aggregate_id, aggregate_version HAVING COUNT(*) > 1")
+        .query("SELECT aggregate_id, aggregate_version, COUNT(*) FROM events_outbox WHERE event_type = 'SubmissionJudged' GROUP BY aggregate_id, aggregate_version HAVING COUNT(*) > 1")
         .fetch_all(db.pool())
         .await?;
     for row in duplicates {

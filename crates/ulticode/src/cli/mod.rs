@@ -20,6 +20,7 @@ mod bench_pipeline;
 mod bench_web;
 mod chaos;
 mod judge_cmd;
+mod modules;
 mod runner;
 mod sandbox_cmd;
 mod server;

@@ -29,6 +29,20 @@ use utoipa_axum::routes;
 /// The largest JSON body any route accepts (package uploads have their own, larger limit).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
+/// Events recorded while serving a request carry its request id as their trace id.
+async fn trace_events(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    platform::events::with_trace(id, next.run(request)).await
+}
+
 /// Everything the HTTP service serves, already opened.
 #[derive(Clone)]
 pub struct Owners {
@@ -38,6 +52,8 @@ pub struct Owners {
     pub admin: AdminService,
     pub runs: submission::Runs,
     pub queue: Arc<dyn JudgeQueue>,
+    /// Every event consumer's stream.
+    pub events: queue::events::EventStreams,
     pub languages: Arc<Languages>,
     pub metrics: Metrics,
     /// The secret judge workers present on the internal routes.
@@ -337,6 +353,7 @@ pub fn http_app(
         .layer(Extension(Verifier(Arc::new(owners.auth.clone()))));
     // The console's pages act through the API in process; whatever is not a page is the API.
     let router = web::routes(web::Api::new(api), owners.secure_cookies)
+        .layer(axum::middleware::from_fn(trace_events))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {

@@ -64,6 +64,21 @@ impl QueueArgs {
             )),
         }
     }
+
+    /// The event consumers' streams on Redis (keys `{prefix}:events:<consumer>`).
+    pub async fn open_events(&self) -> anyhow::Result<queue::events::EventStreams> {
+        let redis = self
+            .redis_url
+            .as_deref()
+            .ok_or_else(|| anyhow!("no event streams: pass --redis-url"))?;
+        queue::events::EventStreams::redis(
+            redis,
+            &self.queue_prefix,
+            queue::events::stream_config(),
+        )
+        .await
+        .context("connect the event streams to Redis")
+    }
 }
 
 #[derive(Debug, Args)]

@@ -19,12 +19,14 @@ use contracts::{Principal, Role};
 use judge::{default_languages, Languages};
 use judge_worker::{JudgeWorker, WorkerConfig};
 use platform::{Db, Metrics, Shutdown};
+use queue::events::EventStreams;
 use queue::{JudgeQueue, QueueConfig, SqlQueue};
 use submission::{
     Dispatcher, DispatcherConfig, MaintenanceConfig, Runs, RunsConfig, SubmissionConfig,
     SubmissionStore,
 };
 
+use super::modules::{Module, Modules};
 use super::runner::SandboxRunner;
 use super::server::{http_app, Owners};
 use super::services::{init_logging, QueueArgs};
@@ -72,6 +74,10 @@ pub struct ServeArgs {
     /// Judging lease TTL in milliseconds (must match the dispatcher's).
     #[arg(long, default_value_t = 60_000)]
     lease_ttl_ms: u64,
+    /// The background modules this process runs (singleton leases keep relays single
+    /// across replicas; consumers share their streams' groups).
+    #[arg(long, env = "ULTICODE_MODULES", value_delimiter = ',', default_values_t = Module::ALL)]
+    modules: Vec<Module>,
 }
 
 /// Opens the owners on their databases and bootstraps the admin account.
@@ -107,6 +113,7 @@ struct ShapeSettings {
 async fn open_owners(
     dbs: Databases,
     queue: Arc<dyn JudgeQueue>,
+    events: EventStreams,
     languages: Arc<Languages>,
     shape: ShapeSettings,
 ) -> anyhow::Result<Opened> {
@@ -154,6 +161,7 @@ async fn open_owners(
             submissions: Arc::new(submissions.clone()),
             accounts: Arc::new(auth.clone()),
             queue: queue.clone(),
+            events: events.clone(),
             metrics: metrics.clone(),
         },
     )
@@ -167,6 +175,7 @@ async fn open_owners(
             admin: admin_service,
             runs,
             queue,
+            events,
             languages,
             metrics,
             service_token,
@@ -340,13 +349,10 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             submission: Db::sqlite_owner(dir, "submission").await?,
             admin: Db::sqlite_owner(dir, "admin").await?,
         };
-        let queue: Arc<dyn JudgeQueue> = Arc::new(
-            SqlQueue::new(
-                Db::sqlite_owner(dir, "queue").await?,
-                QueueConfig::default(),
-            )
-            .await?,
-        );
+        let streams = Db::sqlite_owner(dir, "queue").await?;
+        let queue: Arc<dyn JudgeQueue> =
+            Arc::new(SqlQueue::new(streams.clone(), QueueConfig::default()).await?);
+        let events = EventStreams::sql(streams, queue::events::stream_config()).await?;
         let submission = SubmissionConfig::default();
         let sandbox_runner = Arc::new(SandboxRunner {
             sandbox: sandbox.clone(),
@@ -355,6 +361,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         let opened = open_owners(
             dbs,
             queue.clone(),
+            events,
             languages.clone(),
             ShapeSettings {
                 node: "embedded".into(),
@@ -405,7 +412,9 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             },
             metrics.clone(),
         );
-        let tasks = vec![
+        let holder = format!("embedded-{}", std::process::id());
+        let mut tasks = super::modules::spawn(&owners, &Modules::all(), &holder, &shutdown);
+        tasks.extend([
             tokio::spawn(dispatcher.run(shutdown.clone())),
             tokio::spawn(submission::maintenance::run(
                 owners.submissions.clone(),
@@ -417,7 +426,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(worker.run(shutdown.clone(), Duration::from_secs(25))),
             tokio::spawn(owners.runs.clone().reclaim_expired(shutdown.clone())),
             tokio::spawn(owners.admin.clone().sample_pipeline(shutdown.clone())),
-        ];
+        ]);
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("listen on {}", args.listen))?;
@@ -455,6 +464,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             admin: owner("admin").await?,
         };
         let queue = args.queue.open(None).await?;
+        let events = args.queue.open_events().await?;
         let package_cache = std::env::temp_dir().join("ulticode-packages");
         let sandbox_runner = Arc::new(SandboxRunner {
             sandbox: sandbox.clone(),
@@ -463,6 +473,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let opened = open_owners(
             dbs,
             queue,
+            events,
             languages.clone(),
             ShapeSettings {
                 node: args
@@ -491,7 +502,18 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("listen on {}", args.listen))?;
         announce(listener.local_addr()?, opened.admin_password.as_deref());
-        let tasks = vec![
+        let holder = format!(
+            "serve-{}-{}",
+            super::services::hostname(),
+            std::process::id()
+        );
+        let mut tasks = super::modules::spawn(
+            &opened.owners,
+            &Modules::of(&args.modules),
+            &holder,
+            &shutdown,
+        );
+        tasks.extend([
             tokio::spawn(opened.owners.runs.clone().reclaim_expired(shutdown.clone())),
             tokio::spawn(
                 opened
@@ -500,7 +522,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     .clone()
                     .sample_pipeline(shutdown.clone()),
             ),
-        ];
+        ]);
         serve_until_shutdown(opened.owners, listener, shutdown, tasks).await?;
         Ok(ExitCode::SUCCESS)
     })

@@ -2,6 +2,8 @@
 //! watch the live status → AC; a wrong solution → WA; an admin rejudge → a new generation with
 //! the same verdict.
 
+use std::time::Duration;
+
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -119,14 +121,29 @@ async fn whole_flow(service: &Service) {
         (last["verdict"].clone(), last["generation"].clone()),
         (json!("WA"), json!(2))
     );
-    let (_, audit) = api.get("/api/v1/admin/audit", Some(&admin.access)).await;
-    let rejudges = audit
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["action"] == "rejudge")
-        .count();
-    assert_eq!(rejudges, 2, "one per rejudge actually made: {audit}");
+    // The audit log consumes the owners' events: it catches up, with one record per
+    // rejudge actually made (the idempotent retry and the refused conflict made none).
+    let rejudges = |audit: &Value| audit.as_array().map_or(0, Vec::len);
+    let path = "/api/v1/admin/audit?action=submission.rejudged&limit=200";
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut audit = api.get(path, Some(&admin.access)).await.1;
+    while rejudges(&audit) < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        audit = api.get(path, Some(&admin.access)).await.1;
+    }
+    assert_eq!(
+        rejudges(&audit),
+        2,
+        "one per rejudge actually made: {audit}"
+    );
+    for record in audit.as_array().unwrap() {
+        assert_eq!(record["owner"], "submission", "{record}");
+        assert!(
+            record["trace_id"].is_string(),
+            "caused by a request: {record}"
+        );
+        assert_ne!(record["actor_id"], 0, "on behalf of the admin: {record}");
+    }
 
     let (_, mine) = api.get("/api/v1/submissions", Some(&ada.access)).await;
     let ids: Vec<i64> = mine["items"]

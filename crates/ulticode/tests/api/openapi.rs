@@ -54,6 +54,11 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/api/v1/admin/users"),
     ("put", "/api/v1/admin/users/{id}/role"),
     ("get", "/api/v1/admin/audit"),
+    ("get", "/api/v1/admin/events"),
+    (
+        "post",
+        "/api/v1/admin/events/{consumer}/dead-letters/{id}/replay",
+    ),
 ];
 
 fn resolve<'a>(doc: &'a Value, reference: &str) -> Option<&'a Value> {

@@ -258,6 +258,18 @@ async fn every_route_checks_who_is_calling() {
             [NO, DENY, DENY, DENY, OK],
         ),
         (
+            Method::GET,
+            "/api/v1/admin/events".into(),
+            None,
+            [NO, DENY, DENY, DENY, OK],
+        ),
+        (
+            Method::POST,
+            "/api/v1/admin/events/audit/dead-letters/0-0/replay".into(),
+            Some(json!({})),
+            [NO, DENY, DENY, DENY, GONE],
+        ),
+        (
             Method::POST,
             format!("/api/v1/admin/submissions/{submission}/rejudge"),
             Some(json!({})),
