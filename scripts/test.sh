@@ -41,6 +41,16 @@ if [ ! -x "$PROBLEMTOOLS_VENV/bin/verifyproblem" ]; then
     fi
 fi
 
+# aiosmtpd, a real SMTP server the notification tests deliver mail to; pinned, in a venv.
+SMTP_VENV="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/venv-aiosmtpd"
+if [ ! -x "$SMTP_VENV/bin/aiosmtpd" ]; then
+    echo "installing aiosmtpd into $SMTP_VENV"
+    if ! { python3 -m venv "$SMTP_VENV" &&
+        "$SMTP_VENV/bin/pip" install --quiet "aiosmtpd==1.4.6"; }; then
+        echo "aiosmtpd could not be installed: the mail tests will say UNAVAILABLE"
+    fi
+fi
+
 # checktestdata (PyPI's implementation) for .ctd input validators: pure Python, unpacked
 # into the cache and run inside the sandbox by its Python (judge/src/input_validation.rs).
 CHECKTESTDATA_DIR="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/checktestdata"

@@ -24,6 +24,8 @@ pub struct AuthLimits {
     pub login: RateLimit,
     /// Registrations per client address.
     pub register: RateLimit,
+    /// Password-reset and verification mails, per client address and per mail address.
+    pub mail: RateLimit,
     /// Back-off after failed logins, per client address and account (see `guard`).
     pub failures: LoginGuard,
 }
@@ -33,6 +35,7 @@ impl Default for AuthLimits {
         Self {
             login: RateLimit::new(10, 10.0 / 60.0),
             register: RateLimit::new(5, 5.0 / 3600.0),
+            mail: RateLimit::new(5, 5.0 / 3600.0),
             failures: LoginGuard::default(),
         }
     }
@@ -90,6 +93,8 @@ impl From<AuthError> for ApiError {
             AuthError::InvalidRefresh | AuthError::RefreshReused => {
                 ApiError::new(StatusCode::UNAUTHORIZED, "invalid-refresh", e.to_string())
             }
+            AuthError::InvalidToken => ApiError::unprocessable("invalid-token", e.to_string()),
+            AuthError::EmailTaken => ApiError::conflict("email-taken", e.to_string()),
             AuthError::Password(e) => ApiError::internal(e),
             AuthError::Db(e) => e.into(),
         }
@@ -282,6 +287,39 @@ pub struct Me {
     pub account: Account,
     /// The interface language the account chose (a BCP 47 tag), if any.
     pub locale: Option<String>,
+    /// The account's mail address, if it gave one.
+    pub email: Option<String>,
+    /// Whether that address was verified (mail goes only to verified addresses).
+    pub email_verified: bool,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmailChoice {
+    /// The new address (a verification link is mailed to it), or `null` to remove it.
+    pub email: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBody {
+    /// The token from the mailed link.
+    pub token: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetRequest {
+    /// The verified address of the account.
+    pub email: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetConfirmation {
+    /// The token from the mailed link.
+    pub token: String,
+    pub new_password: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -305,7 +343,97 @@ async fn me(State(state): State<AuthState>, caller: Authenticated) -> Result<Jso
         .await?
         .ok_or_else(|| ApiError::unauthenticated("the account no longer exists"))?;
     let locale = state.auth.locale(caller.0.user_id).await?;
-    Ok(Json(Me { account, locale }))
+    let email = state.auth.email(caller.0.user_id).await?;
+    Ok(Json(Me {
+        account,
+        locale,
+        email: email.email,
+        email_verified: email.verified,
+    }))
+}
+
+/// Set or remove the caller's mail address; a new address gets a verification link.
+#[utoipa::path(put, path = "/api/v1/auth/me/email", tag = "auth",
+    security(("bearer" = [])),
+    request_body = EmailChoice,
+    responses(
+        (status = 204, description = "Recorded; a verification link is on its way"),
+        (status = 401, description = "Not authenticated", body = ProblemDetails),
+        (status = 422, description = "Not an address", body = ProblemDetails),
+        (status = 429, description = "Rate limited", body = ProblemDetails),
+    ))]
+async fn set_email(
+    State(state): State<AuthState>,
+    caller: Authenticated,
+    ApiJson(body): ApiJson<EmailChoice>,
+) -> Result<StatusCode, ApiError> {
+    if body.email.is_some() {
+        state
+            .limits
+            .mail
+            .check(&format!("verify-user:{}", caller.0.user_id.0))?;
+    }
+    state
+        .auth
+        .set_email(caller.0.user_id, body.email.as_deref())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Verify a mail address with the token from the mailed link.
+#[utoipa::path(post, path = "/api/v1/auth/email/verify", tag = "auth",
+    request_body = TokenBody,
+    responses(
+        (status = 204, description = "Verified"),
+        (status = 409, description = "The address is verified for another account", body = ProblemDetails),
+        (status = 422, description = "Used, expired or unknown token", body = ProblemDetails),
+    ))]
+async fn verify_email(
+    State(state): State<AuthState>,
+    ApiJson(body): ApiJson<TokenBody>,
+) -> Result<StatusCode, ApiError> {
+    state.auth.verify_email(&body.token).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Ask for a password-reset link. The answer is the same whether or not an account has the
+/// address.
+#[utoipa::path(post, path = "/api/v1/auth/password-reset", tag = "auth",
+    request_body = ResetRequest,
+    responses(
+        (status = 202, description = "If an account has this verified address, a link is on its way"),
+        (status = 429, description = "Rate limited", body = ProblemDetails),
+    ))]
+async fn request_reset(
+    State(state): State<AuthState>,
+    ClientIp(ip): ClientIp,
+    ApiJson(body): ApiJson<ResetRequest>,
+) -> Result<StatusCode, ApiError> {
+    state.limits.mail.check(&format!("reset-ip:{ip}"))?;
+    state.limits.mail.check(&format!(
+        "reset-address:{}",
+        body.email.trim().to_lowercase()
+    ))?;
+    state.auth.request_password_reset(&body.email).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// Set a new password with the token from a reset link; every session of the account ends.
+#[utoipa::path(post, path = "/api/v1/auth/password-reset/confirm", tag = "auth",
+    request_body = ResetConfirmation,
+    responses(
+        (status = 204, description = "Changed; log in with the new password"),
+        (status = 422, description = "Used, expired or unknown token, or an invalid password", body = ProblemDetails),
+    ))]
+async fn confirm_reset(
+    State(state): State<AuthState>,
+    ApiJson(body): ApiJson<ResetConfirmation>,
+) -> Result<StatusCode, ApiError> {
+    state
+        .auth
+        .reset_password(&body.token, &body.new_password)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Choose the interface language of the caller's account (the console follows it).
@@ -370,6 +498,10 @@ pub fn routes(auth: AuthService, limits: AuthLimits, secure_cookies: bool) -> Op
         .routes(routes!(logout))
         .routes(routes!(me))
         .routes(routes!(set_locale))
+        .routes(routes!(set_email))
+        .routes(routes!(verify_email))
+        .routes(routes!(request_reset))
+        .routes(routes!(confirm_reset))
         .routes(routes!(change_password))
         .routes(routes!(jwks))
         .with_state(AuthState {

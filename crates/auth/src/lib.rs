@@ -11,7 +11,7 @@ pub mod tokens;
 
 pub use http::{routes, AuthLimits};
 pub use password::PasswordCost;
-pub use service::{AuthConfig, AuthError, AuthService, Session};
+pub use service::{AuthConfig, AuthError, AuthService, EmailState, Session};
 
 /// `N` bytes from the operating system's CSPRNG.
 pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {

@@ -75,4 +75,36 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     platform::events::OUTBOX_MIGRATION,
     platform::leases::MIGRATION,
+    Migration {
+        version: 4,
+        name: "account email, verification and reset tokens",
+        postgres: "
+            ALTER TABLE users ADD COLUMN email TEXT;
+            ALTER TABLE users ADD COLUMN email_verified_at BIGINT;
+            CREATE UNIQUE INDEX users_verified_email ON users (lower(email)) WHERE email_verified_at IS NOT NULL;
+            CREATE TABLE account_tokens (
+                token_hash TEXT PRIMARY KEY,
+                user_id BIGINT NOT NULL,
+                purpose TEXT NOT NULL,
+                email TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT
+            );
+            CREATE INDEX account_tokens_user ON account_tokens (user_id, purpose)",
+        sqlite: "
+            ALTER TABLE users ADD COLUMN email TEXT;
+            ALTER TABLE users ADD COLUMN email_verified_at INTEGER;
+            CREATE UNIQUE INDEX users_verified_email ON users (lower(email)) WHERE email_verified_at IS NOT NULL;
+            CREATE TABLE account_tokens (
+                token_hash TEXT PRIMARY KEY,
+                user_id INTEGER NOT NULL,
+                purpose TEXT NOT NULL,
+                email TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                used_at INTEGER
+            );
+            CREATE INDEX account_tokens_user ON account_tokens (user_id, purpose)",
+    },
 ];

@@ -15,7 +15,10 @@ use platform::events::{NewEvent, Outbox};
 use platform::{Db, DbError};
 
 use crate::password::{PasswordCost, PasswordError, Passwords};
+
+mod email;
 use crate::tokens::{self, Claims, Expectations, Key};
+pub use email::EmailState;
 
 /// Tunables of the Auth owner.
 #[derive(Debug, Clone)]
@@ -51,6 +54,10 @@ pub enum AuthError {
     InvalidRefresh,
     #[error("the refresh token was already used: its whole session family is revoked")]
     RefreshReused,
+    #[error("the link is not valid (used, expired or never issued)")]
+    InvalidToken,
+    #[error("the address is verified for another account")]
+    EmailTaken,
     #[error(transparent)]
     Password(#[from] PasswordError),
     #[error(transparent)]

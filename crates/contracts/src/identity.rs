@@ -158,3 +158,20 @@ mod tests {
         assert!("Admin".parse::<Role>().is_err());
     }
 }
+
+/// Who a notification goes to, as Auth knows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recipient {
+    pub username: String,
+    /// The account's address, only once verified.
+    pub email: Option<String>,
+    /// The interface language the account chose (BCP 47), if any.
+    pub locale: Option<String>,
+}
+
+/// Auth's port for the Notification owner: where and in which language to reach a user.
+#[async_trait::async_trait]
+pub trait Recipients: Send + Sync {
+    /// `None`: no such account.
+    async fn recipient(&self, user: UserId) -> Result<Option<Recipient>, PortError>;
+}

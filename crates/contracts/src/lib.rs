@@ -14,7 +14,10 @@ mod verdict;
 pub use facts::{
     FactsError, FactsRejection, ProblemFacts, SubmissionFactsSnapshot, FACTS_SCHEMA_VERSION,
 };
-pub use identity::{Permission, Principal, Role, TokenRejection, TokenVerifier, UserDirectory};
+pub use identity::{
+    Permission, Principal, Recipient, Recipients, Role, TokenRejection, TokenVerifier,
+    UserDirectory,
+};
 pub use ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
 pub use judging::{
     wire, Acquired, FinishedTest, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult, JudgingPort,

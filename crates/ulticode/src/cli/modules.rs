@@ -19,10 +19,19 @@ pub enum Module {
     Relays,
     /// Admin's audit log, consuming every owner's events.
     Audit,
+    /// The Notification owner's intents (inbox entries and the delivery ledger).
+    Notification,
+    /// The mail sender (only where a mail server is configured).
+    Mail,
 }
 
 impl Module {
-    pub const ALL: [Module; 2] = [Module::Relays, Module::Audit];
+    pub const ALL: [Module; 4] = [
+        Module::Relays,
+        Module::Audit,
+        Module::Notification,
+        Module::Mail,
+    ];
 }
 
 impl std::fmt::Display for Module {
@@ -91,6 +100,16 @@ pub fn spawn(
     };
     if modules.has(Module::Audit) {
         consume(Arc::new(owners.admin.audit_consumer()));
+    }
+    if modules.has(Module::Notification) {
+        consume(Arc::new(owners.notification.clone()));
+    }
+    if let (true, Some(mailer)) = (modules.has(Module::Mail), &owners.mailer) {
+        tasks.push(tokio::spawn(owners.notification.clone().run_mail(
+            mailer.clone(),
+            metrics.clone(),
+            shutdown.clone(),
+        )));
     }
     tasks
 }

@@ -50,6 +50,9 @@ pub struct Owners {
     pub app: AppService,
     pub submissions: SubmissionStore,
     pub admin: AdminService,
+    pub notification: notification::NotificationService,
+    /// Sends mail, when a mail server is configured.
+    pub mailer: Option<notification::mail::Mailer>,
     pub runs: submission::Runs,
     pub queue: Arc<dyn JudgeQueue>,
     /// Every event consumer's stream.
@@ -138,6 +141,8 @@ async fn ready(State(state): State<SystemState>) -> impl IntoResponse {
         ("auth", owners.auth.db()),
         ("app", owners.app.db()),
         ("submission", owners.submissions.db()),
+        ("admin", owners.admin.db()),
+        ("notification", owners.notification.db()),
     ];
     let mut checks = Vec::new();
     for (name, db) in databases {
@@ -343,6 +348,7 @@ pub fn http_app(
         ))
         .merge(submission::runs::routes(owners.runs.clone()))
         .merge(admin::routes(owners.admin.clone()))
+        .merge(notification::http::routes(owners.notification.clone()))
         .split_for_parts();
     let _ = document.set(spec.to_json().unwrap_or_default());
     let request_id = HeaderName::from_static("x-request-id");

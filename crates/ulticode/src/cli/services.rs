@@ -81,6 +81,37 @@ impl QueueArgs {
     }
 }
 
+/// Mail and the links notifications carry.
+#[derive(Debug, Args, Clone)]
+pub struct MailArgs {
+    /// The mail server: `smtp://host:port` (add `?tls=required` for STARTTLS),
+    /// `smtps://host:port`, with `user:password@` to authenticate (a secret: never logged).
+    /// Without it, mail deliveries are recorded as skipped.
+    #[arg(long, env = "ULTICODE_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// The sender of mail.
+    #[arg(
+        long,
+        env = "ULTICODE_MAIL_FROM",
+        default_value = "UltiCode <ulticode@localhost.localdomain>"
+    )]
+    pub mail_from: String,
+    /// The console's public address, which links in notifications start with
+    /// [default: http://<listen address>].
+    #[arg(long, env = "ULTICODE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+}
+
+impl MailArgs {
+    pub fn mailer(&self) -> anyhow::Result<Option<notification::mail::Mailer>> {
+        self.smtp_url
+            .as_deref()
+            .map(|url| notification::mail::Mailer::new(url, &self.mail_from))
+            .transpose()
+            .context("configure mail")
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct DispatcherArgs {
     /// The Submission owner's database (its role; PostgreSQL or SQLite).

@@ -29,7 +29,7 @@ use submission::{
 use super::modules::{Module, Modules};
 use super::runner::SandboxRunner;
 use super::server::{http_app, Owners};
-use super::services::{init_logging, QueueArgs};
+use super::services::{init_logging, MailArgs, QueueArgs};
 
 #[derive(Debug, Args)]
 pub struct UpArgs {
@@ -46,6 +46,8 @@ pub struct UpArgs {
     /// Submissions judged at once [default: one per core].
     #[arg(long)]
     workers: Option<usize>,
+    #[command(flatten)]
+    mail: MailArgs,
 }
 
 #[derive(Debug, Args)]
@@ -74,6 +76,8 @@ pub struct ServeArgs {
     /// Judging lease TTL in milliseconds (must match the dispatcher's).
     #[arg(long, default_value_t = 60_000)]
     lease_ttl_ms: u64,
+    #[command(flatten)]
+    mail: MailArgs,
     /// The background modules this process runs (singleton leases keep relays single
     /// across replicas; consumers share their streams' groups).
     #[arg(long, env = "ULTICODE_MODULES", value_delimiter = ',', default_values_t = Module::ALL)]
@@ -92,6 +96,7 @@ struct Databases {
     app: Db,
     submission: Db,
     admin: Db,
+    notification: Db,
 }
 
 /// What differs between the shapes besides storage.
@@ -108,6 +113,9 @@ struct ShapeSettings {
     secure_cookies: bool,
     check_queue: bool,
     sandbox: Arc<dyn sandbox::Sandbox>,
+    mail: MailArgs,
+    /// Where links in notifications point when `mail.public_url` is not given.
+    public_url: String,
 }
 
 async fn open_owners(
@@ -127,7 +135,10 @@ async fn open_owners(
         secure_cookies,
         check_queue,
         sandbox,
+        mail,
+        public_url,
     } = shape;
+
     let metrics = Metrics::new();
     let auth = AuthService::open(dbs.auth, AuthConfig::default())
         .await
@@ -136,6 +147,17 @@ async fn open_owners(
         .ensure_account("admin", Role::Admin)
         .await
         .context("create the admin account")?;
+    let mailer = mail.mailer()?;
+    let notification = notification::NotificationService::open(
+        dbs.notification,
+        Arc::new(auth.clone()),
+        notification::NotificationConfig {
+            public_url: mail.public_url.clone().unwrap_or(public_url),
+            mail: mailer.is_some(),
+        },
+    )
+    .await
+    .context("open the notification owner")?;
     let app = AppService::open(dbs.app, Arc::new(auth.clone()), package_cache)
         .await
         .context("open the app owner")?
@@ -173,6 +195,8 @@ async fn open_owners(
             app,
             submissions,
             admin: admin_service,
+            notification,
+            mailer,
             runs,
             queue,
             events,
@@ -313,6 +337,7 @@ async fn serve_until_shutdown(
         owners.app.db(),
         owners.submissions.db(),
         owners.admin.db(),
+        owners.notification.db(),
     ] {
         db.close().await;
     }
@@ -348,6 +373,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             app: Db::sqlite_owner(dir, "app").await?,
             submission: Db::sqlite_owner(dir, "submission").await?,
             admin: Db::sqlite_owner(dir, "admin").await?,
+            notification: Db::sqlite_owner(dir, "notification").await?,
         };
         let streams = Db::sqlite_owner(dir, "queue").await?;
         let queue: Arc<dyn JudgeQueue> =
@@ -358,6 +384,10 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             sandbox: sandbox.clone(),
             languages: languages.clone(),
         });
+        // Bound first: links in notifications name the address actually served.
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("listen on {}", args.listen))?;
         let opened = open_owners(
             dbs,
             queue.clone(),
@@ -374,6 +404,8 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 secure_cookies: false,
                 check_queue: false,
                 sandbox: sandbox.clone(),
+                mail: args.mail.clone(),
+                public_url: format!("http://{}", listener.local_addr()?),
             },
         )
         .await?;
@@ -427,9 +459,6 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(owners.runs.clone().reclaim_expired(shutdown.clone())),
             tokio::spawn(owners.admin.clone().sample_pipeline(shutdown.clone())),
         ]);
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("listen on {}", args.listen))?;
         announce(listener.local_addr()?, opened.admin_password.as_deref());
         serve_until_shutdown(owners, listener, shutdown, tasks).await?;
         Ok(ExitCode::SUCCESS)
@@ -462,6 +491,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             app: owner("app").await?,
             submission: owner("submission").await?,
             admin: owner("admin").await?,
+            notification: owner("notification").await?,
         };
         let queue = args.queue.open(None).await?;
         let events = args.queue.open_events().await?;
@@ -470,6 +500,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             sandbox: sandbox.clone(),
             languages: languages.clone(),
         });
+        // Bound first: links in notifications name the address actually served.
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("listen on {}", args.listen))?;
         let opened = open_owners(
             dbs,
             queue,
@@ -491,6 +525,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 secure_cookies: !args.listen.ip().is_loopback(),
                 check_queue: true,
                 sandbox: sandbox.clone(),
+                mail: args.mail.clone(),
+                public_url: format!("http://{}", listener.local_addr()?),
             },
         )
         .await?;
@@ -498,9 +534,6 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             let judge = judge::Judge::new(sandbox.as_ref(), &languages);
             load_problems(&opened.owners.app, &opened.admin, problems, &judge).await?;
         }
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("listen on {}", args.listen))?;
         announce(listener.local_addr()?, opened.admin_password.as_deref());
         let holder = format!(
             "serve-{}-{}",

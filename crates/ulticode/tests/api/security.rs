@@ -124,6 +124,84 @@ async fn every_route_checks_who_is_calling() {
             ],
         ),
         (
+            Method::PUT,
+            "/api/v1/auth/me/email".into(),
+            Some(json!({"email": "{role}@example.org"})),
+            [
+                NO,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+            ],
+        ),
+        (
+            Method::POST,
+            "/api/v1/auth/email/verify".into(),
+            Some(json!({"token": "not-a-token"})),
+            [S::UNPROCESSABLE_ENTITY; 5],
+        ),
+        (
+            Method::POST,
+            "/api/v1/auth/password-reset".into(),
+            Some(json!({"email": "{role}@example.org"})),
+            [S::ACCEPTED; 5],
+        ),
+        (
+            Method::POST,
+            "/api/v1/auth/password-reset/confirm".into(),
+            Some(json!({"token": "not-a-token", "new_password": "long enough password"})),
+            [S::UNPROCESSABLE_ENTITY; 5],
+        ),
+        (
+            Method::GET,
+            "/api/v1/notifications".into(),
+            None,
+            [NO, OK, OK, OK, OK],
+        ),
+        (
+            Method::GET,
+            "/api/v1/notifications/unread".into(),
+            None,
+            [NO, OK, OK, OK, OK],
+        ),
+        (
+            Method::GET,
+            "/api/v1/notifications/stream".into(),
+            None,
+            [NO, OK, OK, OK, OK],
+        ),
+        (
+            Method::POST,
+            "/api/v1/notifications/999999/read".into(),
+            Some(json!({})),
+            [NO, GONE, GONE, GONE, GONE],
+        ),
+        (
+            Method::POST,
+            "/api/v1/notifications/read-all".into(),
+            Some(json!({})),
+            [
+                NO,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+                S::NO_CONTENT,
+            ],
+        ),
+        (
+            Method::GET,
+            "/api/v1/notifications/preferences".into(),
+            None,
+            [NO, OK, OK, OK, OK],
+        ),
+        (
+            Method::PUT,
+            "/api/v1/notifications/preferences".into(),
+            Some(json!([{"kind": "submission_judged", "channel": "email", "enabled": true}])),
+            [NO, OK, OK, OK, OK],
+        ),
+        (
             Method::GET,
             "/api/v1/submissions/stats".into(),
             None,
@@ -316,7 +394,8 @@ async fn every_route_checks_who_is_calling() {
             let body = body
                 .as_ref()
                 .map(|b| serde_json::from_str(&b.to_string().replace("{role}", role)).unwrap());
-            let status = if path.ends_with("/events") && token.is_some() {
+            let streams = path.ends_with("/events") || path.ends_with("/stream");
+            let status = if streams && token.is_some() {
                 // Only the status line: the stream runs until the submission is judged.
                 let response = api
                     .http
