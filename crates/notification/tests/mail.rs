@@ -4,92 +4,18 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{event, service};
 use contracts::events::types;
 use notification::mail::Mailer;
 use platform::events::handle_once;
+use platform::testing::SmtpServer;
 use platform::Metrics;
-
-fn aiosmtpd() -> Option<PathBuf> {
-    let cache =
-        std::env::var("ULTICODE_CACHE_DIR").unwrap_or_else(|_| "/var/cache/ulticode".into());
-    let bin = Path::new(&cache).join("venv-aiosmtpd/bin/aiosmtpd");
-    bin.exists().then_some(bin)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_server(bin: &Path, port: u16, maildir: &Path) -> Server {
-    let child = Command::new(bin)
-        .args([
-            "-n",
-            "-l",
-            &format!("127.0.0.1:{port}"),
-            "-c",
-            "aiosmtpd.handlers.Mailbox",
-        ])
-        .arg(maildir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "aiosmtpd did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Server(child)
-}
-
-/// The messages in the maildir, parsed by Python's `email` package.
-fn received(bin: &Path, maildir: &Path) -> Vec<serde_json::Value> {
-    let python = bin.with_file_name("python");
-    let script = r#"
-import email, email.policy, json, mailbox, sys
-out = []
-for message in mailbox.Maildir(sys.argv[1], factory=None, create=False):
-    m = email.message_from_bytes(message.as_bytes(), policy=email.policy.default)
-    parts = [{"type": p.get_content_type(), "text": p.get_content()} for p in m.walk() if not p.is_multipart()]
-    out.append({"subject": str(m["subject"]), "to": str(m["to"]), "from": str(m["from"]),
-                "message_id": str(m["message-id"]), "parts": parts})
-print(json.dumps(out))
-"#;
-    let output = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .arg(maildir)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mail_is_retried_until_the_server_answers_and_delivered_once() {
-    let Some(bin) = aiosmtpd() else {
+    let Some(mut server) = SmtpServer::locate() else {
         println!(
             "UNAVAILABLE smtp_server: aiosmtpd is not installed (scripts/test.sh installs it)"
         );
@@ -114,12 +40,7 @@ async fn mail_is_retried_until_the_server_answers_and_delivered_once() {
     verify.confidential = Some(serde_json::json!({ "token": "t0k3n", "email": "bo@example.jp" }));
     handle_once(&notifications, &verify).await.unwrap();
 
-    let port = free_port();
-    let mailer = Mailer::new(
-        &format!("smtp://127.0.0.1:{port}"),
-        "UltiCode <judge@example.org>",
-    )
-    .unwrap();
+    let mailer = Mailer::new(&server.url(), "UltiCode <judge@example.org>").unwrap();
     let metrics = Metrics::new();
     let down = notifications.send_mail(&mailer, &metrics).await.unwrap();
     assert_eq!((down.delivered, down.failed), (0, 2), "nobody listens yet");
@@ -131,8 +52,7 @@ async fn mail_is_retried_until_the_server_answers_and_delivered_once() {
     assert_eq!((email.state.as_str(), email.attempts), ("failed", 1));
     assert!(email.reason.is_some());
 
-    let maildir = dir.path().join("maildir");
-    let _server = start_server(&bin, port, &maildir);
+    server.start();
     let deadline = Instant::now() + Duration::from_secs(15);
     let mut delivered = 0;
     while delivered < 2 {
@@ -157,7 +77,7 @@ async fn mail_is_retried_until_the_server_answers_and_delivered_once() {
         "once"
     );
 
-    let mut mails = received(&bin, &maildir);
+    let mut mails = server.messages();
     mails.sort_by_key(|m| m["to"].as_str().unwrap_or_default().to_string());
     assert_eq!(mails.len(), 2, "{mails:?}");
     let ada = &mails[0];

@@ -139,6 +139,11 @@ pub fn spawn_up() -> Service {
 /// `ulticode up` on `data` (a restart when it was used before: the admin password is then
 /// empty, having been shown at the first start).
 pub fn spawn_up_in(data: tempfile::TempDir) -> Service {
+    spawn_up_with(data, &[])
+}
+
+/// `ulticode up` on `data` with `extra` arguments.
+pub fn spawn_up_with(data: tempfile::TempDir, extra: &[String]) -> Service {
     let mut command = ulticode();
     command.args([
         "up",
@@ -149,6 +154,7 @@ pub fn spawn_up_in(data: tempfile::TempDir) -> Service {
         "--data-dir",
     ]);
     command.arg(data.path()).arg("--problems").arg(examples());
+    command.args(extra);
     let (child, base, admin_password) = start(command);
     Service {
         base,

@@ -6,6 +6,7 @@ mod console;
 mod flow;
 mod hardening;
 mod harness;
+mod notifications;
 mod openapi;
 mod packages;
 mod runs;
