@@ -826,3 +826,29 @@ impl ProblemPackagePort for AppService {
             .map_err(|e| PortError::Rejected(e.to_string()))
     }
 }
+
+/// The search index is rebuilt from here: every problem at its current version, hidden
+/// ones as tombstones.
+#[async_trait]
+impl contracts::search::SearchSource for AppService {
+    async fn documents(&self, after: i64, limit: u32) -> Result<Vec<SearchDocument>, PortError> {
+        let unavailable = |e: sqlx::Error| PortError::Unavailable(e.to_string());
+        let rows = self
+            .db
+            .query(&format!(
+                "SELECT {COLUMNS}, version FROM problems WHERE id > $1 ORDER BY id LIMIT $2"
+            ))
+            .bind(after)
+            .bind(i64::from(limit.clamp(1, 1000)))
+            .fetch_all(self.db.pool())
+            .await
+            .map_err(unavailable)?;
+        rows.iter()
+            .map(|row| {
+                let view = view_of(row).map_err(|e| PortError::Unavailable(e.to_string()))?;
+                let version: i64 = row.try_get("version").map_err(unavailable)?;
+                Ok(search_document(&view, version))
+            })
+            .collect()
+    }
+}

@@ -9,6 +9,7 @@ mod facts;
 mod identity;
 mod ids;
 mod judging;
+pub mod search;
 mod verdict;
 
 pub use facts::{

@@ -319,6 +319,26 @@ pub trait EventHandler: Send + Sync {
     fn committed(&self, _event: &EventEnvelope) {}
 }
 
+/// Anything that takes events from a stream: an [`EventHandler`] through its inbox (the
+/// blanket implementation), or a consumer whose effect is idempotent by construction (the
+/// search index's versioned upserts).
+#[async_trait]
+pub trait Consume: Send + Sync {
+    fn name(&self) -> &'static str;
+    async fn consume(&self, event: &EventEnvelope) -> Result<Handled, HandlerError>;
+}
+
+#[async_trait]
+impl<T: EventHandler> Consume for T {
+    fn name(&self) -> &'static str {
+        EventHandler::name(self)
+    }
+
+    async fn consume(&self, event: &EventEnvelope) -> Result<Handled, HandlerError> {
+        handle_once(self, event).await
+    }
+}
+
 /// What [`handle_once`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handled {

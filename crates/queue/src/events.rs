@@ -10,7 +10,7 @@
 //! outbox's backoff; a row that is not an event is `DEAD`. Woken by the outbox's signal and
 //! PostgreSQL `NOTIFY`; the interval is only the fallback.
 //!
-//! Consumer: receives, applies through the handler's inbox (`platform::events::handle_once`),
+//! Consumer: receives, applies through the consumer (an inbox: `platform::events::handle_once`),
 //! acknowledges only after the commit; a poison event becomes a dead letter at once; a
 //! transient failure is retried in place with backoff (the entry stays pending); entries a
 //! crashed consumer left pending are reclaimed after the visibility timeout.
@@ -22,8 +22,7 @@ use std::time::Duration;
 use contracts::events::{consumers, consumers_of, EventEnvelope};
 use platform::db::Row;
 use platform::events::{
-    backoff, envelope_from_row, handle_once, EventHandler, Handled, HandlerError, Outbox,
-    ENVELOPE_COLUMNS,
+    backoff, envelope_from_row, Consume, Handled, HandlerError, Outbox, ENVELOPE_COLUMNS,
 };
 use platform::{Backend, Db, DbError, Lease, Leases, Metrics, Shutdown};
 
@@ -416,7 +415,7 @@ impl ConsumerConfig {
 /// pending, to be reclaimed) before it returns.
 pub async fn run_consumer(
     stream: Arc<dyn JudgeQueue>,
-    handler: Arc<dyn EventHandler>,
+    handler: Arc<dyn Consume>,
     config: ConsumerConfig,
     metrics: Metrics,
     shutdown: Shutdown,
@@ -468,7 +467,7 @@ pub async fn run_consumer(
 
 async fn consume_one(
     stream: &dyn JudgeQueue,
-    handler: &dyn EventHandler,
+    handler: &dyn Consume,
     config: &ConsumerConfig,
     metrics: &Metrics,
     shutdown: &Shutdown,
@@ -495,7 +494,7 @@ async fn consume_one(
     };
     let mut failures = 0;
     loop {
-        match handle_once(handler, &envelope).await {
+        match handler.consume(&envelope).await {
             Ok(handled) => {
                 if let Err(e) = stream.ack(&delivery.id).await {
                     // Redelivered later, and then recognised by the inbox.

@@ -70,6 +70,9 @@ fn dependencies_point_inward() {
         ("app", &["contracts", "judge", "platform"]),
         ("submission", &["contracts", "platform", "queue"]),
         ("admin", &["contracts", "platform", "queue"]),
+        ("notification", &["contracts", "platform"]),
+        // The search worker holds a derived index and no business table.
+        ("search", &["contracts", "platform"]),
         (
             "judge-worker",
             &["contracts", "judge", "platform", "queue", "sandbox"],

@@ -23,6 +23,8 @@ mod judge_cmd;
 mod modules;
 mod runner;
 mod sandbox_cmd;
+mod search_api;
+mod search_cmd;
 mod server;
 mod services;
 mod up;
@@ -59,6 +61,9 @@ enum Command {
     Dispatcher(services::DispatcherArgs),
     /// Run a judge worker: consume the judge queue and judge in the sandbox.
     JudgeWorker(services::WorkerArgs),
+    /// Run the search worker: consume search documents into the index and answer `serve`'s
+    /// queries.
+    SearchWorker(search_cmd::SearchWorkerArgs),
     /// Run the whole judge in one process: SQLite, the SQL stream, in-process judge workers,
     /// the example problems and an admin account. Nothing else to install.
     Up(up::UpArgs),
@@ -81,6 +86,7 @@ impl Cli {
             Command::Languages(args) => judge_cmd::languages(args),
             Command::Dispatcher(args) => services::dispatcher(args),
             Command::JudgeWorker(args) => services::worker(args),
+            Command::SearchWorker(args) => search_cmd::run(args),
             Command::Up(args) => up::up(args),
             Command::Serve(args) => up::serve(args),
             Command::Chaos(args) => chaos::run(args),

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use platform::events::{EventHandler, Outbox};
+use platform::events::{Consume, Outbox};
 use platform::{Metrics, Shutdown};
 use queue::events::{run_consumer, ConsumerConfig, EventStreams, Relay, RelayConfig};
 use tokio::task::JoinHandle;
@@ -23,14 +23,17 @@ pub enum Module {
     Notification,
     /// The mail sender (only where a mail server is configured).
     Mail,
+    /// The search index's consumer (only where this process holds the index).
+    Search,
 }
 
 impl Module {
-    pub const ALL: [Module; 4] = [
+    pub const ALL: [Module; 5] = [
         Module::Relays,
         Module::Audit,
         Module::Notification,
         Module::Mail,
+        Module::Search,
     ];
 }
 
@@ -87,7 +90,7 @@ pub fn spawn(
             tasks.push(tokio::spawn(relay.run(shutdown.clone())));
         }
     }
-    let mut consume = |handler: Arc<dyn EventHandler>| {
+    let mut consume = |handler: Arc<dyn Consume>| {
         if let Some(stream) = streams.stream(handler.name()) {
             tasks.push(tokio::spawn(run_consumer(
                 stream,
@@ -103,6 +106,9 @@ pub fn spawn(
     }
     if modules.has(Module::Notification) {
         consume(Arc::new(owners.notification.clone()));
+    }
+    if let (true, Some(index)) = (modules.has(Module::Search), &owners.search_index) {
+        consume(Arc::new(index.clone()));
     }
     if let (true, Some(mailer)) = (modules.has(Module::Mail), &owners.mailer) {
         tasks.push(tokio::spawn(owners.notification.clone().run_mail(

@@ -53,6 +53,10 @@ pub struct Owners {
     pub notification: notification::NotificationService,
     /// Sends mail, when a mail server is configured.
     pub mailer: Option<notification::mail::Mailer>,
+    /// The search index, wherever it runs.
+    pub search: Arc<dyn contracts::search::SearchPort>,
+    /// The index, when this process holds it (it consumes the search stream).
+    pub search_index: Option<search::SearchIndex>,
     pub runs: submission::Runs,
     pub queue: Arc<dyn JudgeQueue>,
     /// Every event consumer's stream.
@@ -349,6 +353,12 @@ pub fn http_app(
         .merge(submission::runs::routes(owners.runs.clone()))
         .merge(admin::routes(owners.admin.clone()))
         .merge(notification::http::routes(owners.notification.clone()))
+        .merge(super::search_api::routes(super::search_api::SearchState {
+            port: owners.search.clone(),
+            index: owners.search_index.clone(),
+            source: Arc::new(owners.app.clone()),
+            token: ServiceToken(owners.service_token.clone().into()),
+        }))
         .split_for_parts();
     let _ = document.set(spec.to_json().unwrap_or_default());
     let request_id = HeaderName::from_static("x-request-id");

@@ -78,6 +78,14 @@ pub struct ServeArgs {
     lease_ttl_ms: u64,
     #[command(flatten)]
     mail: MailArgs,
+    /// A search worker (`ulticode search-worker`) to query; without it this process holds
+    /// the index (with the `search` module).
+    #[arg(long, env = "ULTICODE_SEARCH_URL")]
+    search_url: Option<String>,
+    /// Where this process keeps the search index [default: a directory under the temp dir;
+    /// it is rebuilt from App when empty].
+    #[arg(long)]
+    search_index_dir: Option<PathBuf>,
     /// The background modules this process runs (singleton leases keep relays single
     /// across replicas; consumers share their streams' groups).
     #[arg(long, env = "ULTICODE_MODULES", value_delimiter = ',', default_values_t = Module::ALL)]
@@ -116,6 +124,15 @@ struct ShapeSettings {
     mail: MailArgs,
     /// Where links in notifications point when `mail.public_url` is not given.
     public_url: String,
+    search: SearchAt,
+}
+
+/// Where the search index lives.
+enum SearchAt {
+    /// In this process, in this directory.
+    Here(PathBuf),
+    /// In a search worker at this URL.
+    Worker(String),
 }
 
 async fn open_owners(
@@ -137,7 +154,19 @@ async fn open_owners(
         sandbox,
         mail,
         public_url,
+        search,
     } = shape;
+    let (search, search_index): (Arc<dyn contracts::search::SearchPort>, _) = match search {
+        SearchAt::Here(dir) => {
+            let index = search::SearchIndex::open(&dir)
+                .with_context(|| format!("open the search index in {}", dir.display()))?;
+            (Arc::new(index.clone()), Some(index))
+        }
+        SearchAt::Worker(url) => (
+            Arc::new(search::http::HttpSearch::new(&url, &service_token)),
+            None,
+        ),
+    };
 
     let metrics = Metrics::new();
     let auth = AuthService::open(dbs.auth, AuthConfig::default())
@@ -197,6 +226,8 @@ async fn open_owners(
             admin: admin_service,
             notification,
             mailer,
+            search,
+            search_index,
             runs,
             queue,
             events,
@@ -406,6 +437,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 sandbox: sandbox.clone(),
                 mail: args.mail.clone(),
                 public_url: format!("http://{}", listener.local_addr()?),
+                search: SearchAt::Here(dir.join("search")),
             },
         )
         .await?;
@@ -416,6 +448,9 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         };
         let judge = judge::Judge::new(sandbox.as_ref(), &languages);
         load_problems(&owners.app, &opened.admin, &problems, &judge).await?;
+        if let Some(index) = &owners.search_index {
+            super::search_api::rebuild_if_empty(index, &owners.app).await;
+        }
         let metrics = owners.metrics.clone();
         let concurrency = args
             .workers
@@ -527,12 +562,21 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 sandbox: sandbox.clone(),
                 mail: args.mail.clone(),
                 public_url: format!("http://{}", listener.local_addr()?),
+                search: match &args.search_url {
+                    Some(url) => SearchAt::Worker(url.clone()),
+                    None => SearchAt::Here(args.search_index_dir.clone().unwrap_or_else(|| {
+                        std::env::temp_dir().join(format!("ulticode-search-{}", std::process::id()))
+                    })),
+                },
             },
         )
         .await?;
         if let Some(problems) = &args.problems {
             let judge = judge::Judge::new(sandbox.as_ref(), &languages);
             load_problems(&opened.owners.app, &opened.admin, problems, &judge).await?;
+        }
+        if let Some(index) = &opened.owners.search_index {
+            super::search_api::rebuild_if_empty(index, &opened.owners.app).await;
         }
         announce(listener.local_addr()?, opened.admin_password.as_deref());
         let holder = format!(

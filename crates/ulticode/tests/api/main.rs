@@ -10,4 +10,5 @@ mod notifications;
 mod openapi;
 mod packages;
 mod runs;
+mod search;
 mod security;

@@ -66,6 +66,9 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("put", "/api/v1/admin/users/{id}/role"),
     ("get", "/api/v1/admin/audit"),
     ("get", "/api/v1/admin/events"),
+    ("get", "/api/v1/search"),
+    ("post", "/api/v1/admin/search/rebuild"),
+    ("get", "/internal/v1/search/documents"),
     (
         "post",
         "/api/v1/admin/events/{consumer}/dead-letters/{id}/replay",

@@ -335,6 +335,19 @@ async fn every_route_checks_who_is_calling() {
             None,
             [NO, DENY, DENY, DENY, OK],
         ),
+        (Method::GET, "/api/v1/search?q=sum".into(), None, [OK; 5]),
+        (
+            Method::POST,
+            "/api/v1/admin/search/rebuild".into(),
+            Some(json!({})),
+            [NO, DENY, DENY, DENY, OK],
+        ),
+        (
+            Method::GET,
+            "/internal/v1/search/documents".into(),
+            None,
+            [NO; 5],
+        ),
         (
             Method::GET,
             "/api/v1/admin/events".into(),
