@@ -26,6 +26,13 @@ impl AuditConsumer {
     pub(crate) fn new(db: Db) -> Self {
         Self { db }
     }
+
+    /// The audit log alone on `db` (migrated), without the rest of the owner (for tools
+    /// such as the events chaos run).
+    pub async fn open(db: Db) -> Result<Self, DbError> {
+        db.migrate(crate::MIGRATIONS).await?;
+        Ok(Self { db })
+    }
 }
 
 #[async_trait]

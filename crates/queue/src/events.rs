@@ -42,6 +42,9 @@ pub fn stream_config() -> QueueConfig {
 #[derive(Clone)]
 pub struct EventStreams {
     streams: HashMap<&'static str, Arc<dyn JudgeQueue>>,
+    /// Redis's connection and key prefix: streams there can be lost (a flush, a restart
+    /// without persistence), which [`EventStreams::lost_for`] detects.
+    volatile: Option<(redis::aio::ConnectionManager, String)>,
 }
 
 impl EventStreams {
@@ -55,7 +58,11 @@ impl EventStreams {
                 Arc::new(RedisQueue::connect_stream(url, prefix, &name, config).await?),
             );
         }
-        Ok(Self { streams })
+        let marker = redis::Client::open(url)?.get_connection_manager().await?;
+        Ok(Self {
+            streams,
+            volatile: Some((marker, prefix.to_string())),
+        })
     }
 
     /// SQL streams `events:<consumer>` in `db`.
@@ -68,7 +75,27 @@ impl EventStreams {
                 Arc::new(SqlQueue::named(db.clone(), &name, config).await?),
             );
         }
-        Ok(Self { streams })
+        Ok(Self {
+            streams,
+            volatile: None,
+        })
+    }
+
+    /// Whether the streams may have lost what `owner`'s relay published before (Redis was
+    /// flushed or restarted empty, or this is the first publication there): a marker key
+    /// per owner, set here, is missing. SQL streams lose nothing.
+    pub async fn lost_for(&self, owner: &str) -> Result<bool, QueueError> {
+        let Some((conn, prefix)) = &self.volatile else {
+            return Ok(false);
+        };
+        let mut conn = conn.clone();
+        let set: Option<String> = redis::cmd("SET")
+            .arg(format!("{{{prefix}}}:events:alive:{owner}"))
+            .arg(1)
+            .arg("NX")
+            .query_async(&mut conn)
+            .await?;
+        Ok(set.is_some())
     }
 
     /// The stream of `consumer`.
@@ -98,6 +125,9 @@ pub struct RelayConfig {
     pub lease_ttl: Duration,
     /// This process's name on the lease.
     pub holder: String,
+    /// When the streams lost their contents, events sent this recently are published again
+    /// (consumers' inboxes drop what they already applied).
+    pub redrive_window: Duration,
 }
 
 impl RelayConfig {
@@ -107,6 +137,7 @@ impl RelayConfig {
             interval: Duration::from_secs(1),
             lease_ttl: Duration::from_secs(15),
             holder: holder.into(),
+            redrive_window: Duration::from_secs(24 * 3600),
         }
     }
 }
@@ -117,6 +148,8 @@ pub struct RelayReport {
     pub sent: usize,
     pub retried: usize,
     pub dead: usize,
+    /// Sent events made pending again because the streams lost them.
+    pub redriven: usize,
     /// Another process holds the relay's lease: nothing was done.
     pub idle: bool,
 }
@@ -173,6 +206,38 @@ impl Relay {
             });
         };
         let db = self.db();
+        let mut report = RelayReport::default();
+        let lost = self
+            .streams
+            .lost_for(self.outbox.owner())
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(owner = self.outbox.owner(), error = %e, "stream check failed");
+                false
+            });
+        if lost {
+            let (name, owner, token) = lease.guard_params();
+            report.redriven = db
+                .query(&format!(
+                    "UPDATE events_outbox SET state = 'PENDING', next_retry_at = {{now}} \
+                     WHERE state = 'SENT' AND sent_at > {{now}} - $1 AND {}",
+                    Lease::guard(2)
+                ))
+                .bind(self.config.redrive_window.as_millis() as i64)
+                .bind(name)
+                .bind(owner)
+                .bind(token)
+                .execute(db.pool())
+                .await?
+                .rows_affected() as usize;
+            if report.redriven > 0 {
+                tracing::info!(
+                    owner = self.outbox.owner(),
+                    events = report.redriven,
+                    "event streams were lost; publishing recent events again"
+                );
+            }
+        }
         let rows = db
             .query(&format!(
                 "SELECT id, attempts, {ENVELOPE_COLUMNS} FROM events_outbox \
@@ -181,7 +246,6 @@ impl Relay {
             .bind(self.config.batch)
             .fetch_all(db.pool())
             .await?;
-        let mut report = RelayReport::default();
         // Per consumer: (row id, dedup key, payload).
         let mut batches: HashMap<&'static str, Vec<(i64, String, String)>> = HashMap::new();
         let mut attempts: HashMap<i64, i64> = HashMap::new();

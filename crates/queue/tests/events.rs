@@ -416,3 +416,35 @@ backbone!(
     transient_failures_are_retried_in_place,
     publish_failures_are_retried_later,
 );
+
+/// Redis lost its streams (flushed, or restarted without persistence): the relay notices by
+/// its marker and publishes recent events again; the consumer's inbox drops what it had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_lost_with_redis_are_published_again() {
+    let rig = postgres_redis().await;
+    record(&rig, types::LOGIN_FAILED, true).await;
+    let first = relay(&rig, "a").pass().await.unwrap();
+    assert_eq!((first.sent, first.redriven), (1, 0), "nothing sent before");
+    let seen = consume_until(&rig, effects(&rig), |s| !s.is_empty()).await;
+    assert_eq!(seen.len(), 1);
+    record(&rig, types::LOGIN_SUCCEEDED, true).await;
+    relay(&rig, "a").pass().await.unwrap();
+    // Everything under the prefix goes, as with FLUSHALL.
+    let prefix = rig.redis_prefix.clone().unwrap();
+    let client = redis::Client::open("redis://127.0.0.1:6379").unwrap();
+    let mut conn = client.get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{{{prefix}}}*"))
+        .query(&mut conn)
+        .unwrap();
+    let _: i64 = redis::cmd("DEL").arg(keys).query(&mut conn).unwrap();
+    let again = relay(&rig, "a").pass().await.unwrap();
+    assert_eq!((again.redriven, again.sent), (2, 2));
+    assert_eq!(relay(&rig, "a").pass().await.unwrap().redriven, 0, "once");
+    let seen = consume_until(&rig, effects(&rig), |s| s.len() >= 2).await;
+    assert_eq!(
+        seen,
+        [types::LOGIN_FAILED, types::LOGIN_SUCCEEDED],
+        "each applied once"
+    );
+}

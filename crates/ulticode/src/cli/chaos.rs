@@ -65,21 +65,21 @@ pub struct ChaosArgs {
 }
 
 /// A small deterministic generator (xorshift64*): the run is reproducible from its seed.
-struct Rng(u64);
+pub(super) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Self {
+    pub(super) fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }
@@ -131,24 +131,24 @@ const OUTSTANDING: usize = 12;
 /// Users the submissions are spread over.
 const USERS: usize = 6;
 
-fn free_port() -> anyhow::Result<u16> {
+pub(super) fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
 }
 
 /// A child process of the run, restartable.
-struct Managed {
-    name: String,
-    program: PathBuf,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    log: PathBuf,
-    child: Option<Child>,
+pub(super) struct Managed {
+    pub(super) name: String,
+    pub(super) program: PathBuf,
+    pub(super) args: Vec<String>,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) log: PathBuf,
+    pub(super) child: Option<Child>,
 }
 
 impl Managed {
-    fn start(&mut self) -> anyhow::Result<()> {
+    pub(super) fn start(&mut self) -> anyhow::Result<()> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -169,14 +169,14 @@ impl Managed {
         self.child.as_ref().map(|c| c.id() as i32)
     }
 
-    fn signal(&self, signal: i32) {
+    pub(super) fn signal(&self, signal: i32) {
         if let Some(pid) = self.pid() {
             // SAFETY: signalling our own child, which we have not reaped.
             unsafe { libc::kill(pid, signal) };
         }
     }
 
-    fn kill(&mut self) {
+    pub(super) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -605,7 +605,7 @@ async fn chaos(args: &ChaosArgs) -> anyhow::Result<Report> {
     Ok(report)
 }
 
-async fn wait_for_redis(url: &str) -> anyhow::Result<()> {
+pub(super) async fn wait_for_redis(url: &str) -> anyhow::Result<()> {
     for _ in 0..100 {
         if let Ok(client) = redis::Client::open(url) {
             if let Ok(mut conn) = client.get_multiplexed_async_connection().await {

@@ -19,6 +19,7 @@ mod bench_judge;
 mod bench_pipeline;
 mod bench_web;
 mod chaos;
+mod chaos_events;
 mod judge_cmd;
 mod modules;
 mod runner;
@@ -72,6 +73,9 @@ enum Command {
     Serve(up::ServeArgs),
     /// Run the distributed shape under injected faults and check its invariants.
     Chaos(chaos::ChaosArgs),
+    /// Run the event backbone (relays, audit, notifications, search) under injected faults
+    /// and check its invariants.
+    ChaosEvents(chaos_events::ChaosEventsArgs),
     /// Benchmarks whose figures go into release notes.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -90,6 +94,7 @@ impl Cli {
             Command::Up(args) => up::up(args),
             Command::Serve(args) => up::serve(args),
             Command::Chaos(args) => chaos::run(args),
+            Command::ChaosEvents(args) => chaos_events::run(args),
             Command::Bench(cmd) => cmd.run(),
         }
     }
