@@ -27,6 +27,10 @@ pub enum BenchCommand {
     Pipeline(super::bench_pipeline::PipelineArgs),
     /// The console's pages at a steady request rate: latency percentiles on `up`.
     Web(super::bench_web::WebArgs),
+    /// The event backbone: relay throughput (PostgreSQL → Redis) and change-to-audit latency.
+    Events(super::bench_events::EventsArgs),
+    /// The search index: reindex time and query latency over generated problems.
+    Search(super::bench_events::SearchArgs),
     /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time.
     Sandbox {
         /// The program to run, with its arguments [default: /bin/true].
@@ -58,6 +62,8 @@ impl BenchCommand {
             }
             BenchCommand::Pipeline(args) => super::bench_pipeline::run(args),
             BenchCommand::Web(args) => super::bench_web::run(args),
+            BenchCommand::Events(args) => super::bench_events::events(args),
+            BenchCommand::Search(args) => super::bench_events::search(args),
             BenchCommand::Judge {
                 tests,
                 numbers,

@@ -63,9 +63,9 @@ pub struct PipelineArgs {
 }
 
 #[derive(Debug, Serialize)]
-struct Percentiles {
-    p50_ms: f64,
-    p99_ms: f64,
+pub(super) struct Percentiles {
+    pub(super) p50_ms: f64,
+    pub(super) p99_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -79,7 +79,7 @@ struct PipelineBench {
     judging: Percentiles,
 }
 
-fn percentiles(mut ms: Vec<f64>) -> Percentiles {
+pub(super) fn percentiles(mut ms: Vec<f64>) -> Percentiles {
     ms.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| {
         ms.get(((ms.len().max(1) - 1) as f64 * q).round() as usize)
