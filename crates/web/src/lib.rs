@@ -12,6 +12,7 @@ mod console;
 mod editor;
 mod forms;
 pub mod i18n;
+mod inbox;
 mod manage;
 pub mod markdown;
 mod page;
@@ -61,6 +62,23 @@ pub fn routes(api: Api, secure_cookies: bool) -> Router {
             get(account::password_form).post(account::change_password),
         )
         .route("/language", post(account::language))
+        .route(
+            "/account/verify",
+            get(inbox::verify_form).post(inbox::verify),
+        )
+        .route(
+            "/account/forgot",
+            get(inbox::forgot_form).post(inbox::forgot),
+        )
+        .route("/account/reset", get(inbox::reset_form).post(inbox::reset))
+        .route(
+            "/account/email",
+            get(inbox::email_form).post(inbox::set_email),
+        )
+        .route("/notifications", get(inbox::notifications))
+        .route("/notifications/read-all", post(inbox::read_all))
+        .route("/notifications/preferences", post(inbox::save_preferences))
+        .route("/search", get(inbox::search))
         .route("/manage", get(manage::index))
         .route(
             "/manage/problems",
@@ -82,6 +100,10 @@ pub fn routes(api: Api, secure_cookies: bool) -> Router {
         )
         .route("/manage/pipeline", get(manage::pipeline))
         .route("/manage/dead-letters/{id}/replay", post(manage::replay))
+        .route(
+            "/manage/events/{consumer}/dead-letters/{id}/replay",
+            post(manage::replay_event),
+        )
         .route("/manage/audit", get(manage::audit))
         .route("/manage/system", get(manage::system))
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))

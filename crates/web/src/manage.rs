@@ -502,6 +502,7 @@ struct PipelinePanel {
     c: Chrome,
     pipeline: Pipeline,
     dead_letters: Vec<DeadLetter>,
+    events: Vec<crate::views::EventStream>,
     charts: Vec<LineChart>,
     now_ms: i64,
 }
@@ -530,10 +531,11 @@ fn charts(tr: &crate::i18n::Tr, history: &[PipelineSample]) -> Vec<LineChart> {
 async fn pipeline_panel(state: &WebState, visitor: &Visitor) -> Result<PipelinePanel, ApiFailure> {
     let api = &state.api;
     let who = visitor.reader();
-    let (pipeline, dead_letters, history) = futures::try_join!(
+    let (pipeline, dead_letters, history, events) = futures::try_join!(
         api.get::<Pipeline>("/api/v1/admin/pipeline", who),
         api.get::<Vec<DeadLetter>>("/api/v1/admin/dead-letters", who),
         api.get::<Vec<PipelineSample>>("/api/v1/admin/pipeline/history", who),
+        api.get::<Vec<crate::views::EventStream>>("/api/v1/admin/events", who),
     )?;
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -543,6 +545,7 @@ async fn pipeline_panel(state: &WebState, visitor: &Visitor) -> Result<PipelineP
         charts: charts(&visitor.tr, &history),
         pipeline,
         dead_letters,
+        events,
         now_ms,
     })
 }
@@ -575,23 +578,48 @@ pub async fn replay(
     form: Form,
 ) -> Response {
     let path = format!("/api/v1/admin/dead-letters/{}/replay", encode(&id));
+    replay_at(&state, &visitor, &path, &id, form).await
+}
+
+/// Replays an event consumer's dead letter.
+pub async fn replay_event(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Path((consumer, id)): Path<(String, String)>,
+    form: Form,
+) -> Response {
+    let path = format!(
+        "/api/v1/admin/events/{}/dead-letters/{}/replay",
+        encode(&consumer),
+        encode(&id)
+    );
+    replay_at(&state, &visitor, &path, &id, form).await
+}
+
+async fn replay_at(
+    state: &WebState,
+    visitor: &Visitor,
+    path: &str,
+    id: &str,
+    form: Form,
+) -> Response {
     let answer = state
         .api
         .act(
             Method::POST,
-            &path,
+            path,
             &visitor.writer(form.csrf()),
             None::<&()>,
         )
         .await;
-    let mut c = Chrome::new(&visitor, visitor.tr.t("manage-pipeline"));
+    let mut c = Chrome::new(visitor, visitor.tr.t("manage-pipeline"));
     c = match answer {
-        Ok(_) => c.ok(visitor.tr.t1("pipeline-replayed", "id", &id)),
+        Ok(_) => c.ok(visitor.tr.t1("pipeline-replayed", "id", id)),
         Err(failure) => c.error(failure.detail),
     };
-    match pipeline_panel(&state, &visitor).await {
+    match pipeline_panel(state, visitor).await {
         Ok(panel) => html(PipelinePage::new(c, &panel)),
-        Err(failure) => failure_page(&visitor, &failure),
+        Err(failure) => failure_page(visitor, &failure),
     }
 }
 

@@ -59,6 +59,14 @@ pub fn render(markdown: &str) -> SafeHtml {
     SafeHtml(sanitizer().clean(&unsafe_html).to_string())
 }
 
+/// A search highlight (escaped text with matches in `<b>`), sanitised again so nothing but
+/// `<b>` can come through whatever the index returned.
+pub fn highlighted(html: &str) -> SafeHtml {
+    let mut builder = ammonia::Builder::empty();
+    builder.add_tags(["b"]);
+    SafeHtml(builder.clean(html).to_string())
+}
+
 fn sanitizer() -> ammonia::Builder<'static> {
     let mut builder = ammonia::Builder::default();
     let classes: HashMap<&str, HashSet<&str>> = [

@@ -253,6 +253,15 @@ pub struct DeadLetter {
     pub deliveries: u64,
 }
 
+/// One event consumer's stream (Admin's `EventStreamView`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct EventStream {
+    pub consumer: String,
+    pub stream: QueueView,
+    #[serde(default)]
+    pub dead_letters: Vec<DeadLetter>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct RejudgeResult {
     pub submission_id: i64,

@@ -158,6 +158,10 @@ async fn pages_carry_strict_headers_escape_what_users_wrote_and_speak_the_visito
         "/problems/aplusb",
         "/login",
         "/register",
+        "/search?q=title",
+        "/account/forgot",
+        "/account/verify?token=abc",
+        "/account/reset?token=abc",
     ] {
         let page = browser.get(path).await;
         assert_eq!(page.status, StatusCode::OK, "{path}");
@@ -546,4 +550,113 @@ async fn management_pages_are_gated_exactly_as_the_api_is() {
     let detail = admin.get(&format!("/submissions/{id}")).await.body;
     let history = &detail[detail.find("id=\"history\"").expect("history table")..];
     assert_eq!(history.matches("<tr><td>").count(), 2, "{history}");
+}
+
+#[tokio::test]
+async fn mail_notification_and_search_pages_work_with_plain_forms() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    let admin = api.login("admin", &service.admin_password).await;
+    let payload = "<script>window.__xss=1</script>";
+    let (status, _) = api
+        .post(
+            "/api/v1/problems",
+            Some(&admin.access),
+            json!({"slug": "findme", "title": format!("Findable {payload}"), "statement": "a findable statement"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let mut browser = Browser::new(&service);
+    let sent = browser
+        .post("/account/forgot", &[("email", "nobody@example.org")])
+        .await;
+    assert_eq!(sent.status, StatusCode::OK, "{}", sent.body);
+    assert!(sent.body.contains("a link is on its way"), "{}", sent.body);
+    let bad = browser
+        .post("/account/verify", &[("token", "not-a-token")])
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let mismatch = browser
+        .post(
+            "/account/reset",
+            &[
+                ("token", "t"),
+                ("new_password", "one long password"),
+                ("new_password_again", "another one"),
+            ],
+        )
+        .await;
+    assert_eq!(mismatch.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        browser.get("/notifications").await.status,
+        StatusCode::SEE_OTHER,
+        "login first"
+    );
+
+    browser.register("formfan").await;
+    let csrf = browser.csrf();
+    let inbox = browser.get("/notifications").await;
+    assert_eq!(inbox.status, StatusCode::OK);
+    assert!(
+        inbox.body.contains("No notifications yet"),
+        "{}",
+        inbox.body
+    );
+    let saved = browser
+        .post(
+            "/notifications/preferences",
+            &[
+                ("csrf", csrf.as_str()),
+                ("submission_judged:in_app", "on"),
+                ("submission_judged:email", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    assert!(
+        saved
+            .body
+            .contains(r#"name="submission_judged:email" aria-label"#),
+        "{}",
+        saved.body
+    );
+    assert!(
+        saved.body.contains(r#"name="submission_judged:email" aria-label="A submission was judged — By mail" checked"#),
+        "{}",
+        saved.body
+    );
+    assert!(
+        !saved.body.contains(
+            r#"name="role_changed:email" aria-label="Your role changed — By mail" checked"#
+        ),
+        "unticked boxes are off: {}",
+        saved.body
+    );
+    let email = browser
+        .post(
+            "/account/email",
+            &[("csrf", csrf.as_str()), ("email", "fan@example.org")],
+        )
+        .await;
+    assert_eq!(email.status, StatusCode::OK, "{}", email.body);
+    assert!(
+        email.body.contains("fan@example.org") && email.body.contains("not confirmed yet"),
+        "{}",
+        email.body
+    );
+
+    // Search: found once the index has it, highlighted, and the title's markup escaped.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let found = loop {
+        let page = browser.get("/search?q=findable").await;
+        assert_eq!(page.status, StatusCode::OK);
+        if page.body.contains("/problems/findme") {
+            break page;
+        }
+        assert!(Instant::now() < deadline, "never found: {}", page.body);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(found.body.contains("<b>Findable</b>"), "{}", found.body);
+    assert!(!found.body.contains("<script>window"), "{}", found.body);
+    service.stop();
 }
