@@ -28,6 +28,12 @@ const PAGES = [
   { name: 'submission (compilation error)', path: (s) => `/submissions/${s.compileError}`, ready: (p) => expect(p.locator('#compile-output')).toBeVisible() },
   { name: 'password', path: '/account/password', ready: (p) => expect(p.locator('#new_password_again')).toBeVisible() },
   { name: 'not found', path: '/no-such-page', status: 404, ready: (p) => expect(p.locator('h1')).toBeVisible() },
+  { name: 'search', path: '/search?q=sum', ready: (p) => expect(p.locator('#q')).toBeVisible() },
+  { name: 'notifications', path: '/notifications', ready: (p) => expect(p.locator('main table.data input[type=checkbox]').first()).toBeVisible() },
+  { name: 'mail address', path: '/account/email', ready: (p) => expect(p.locator('#email')).toBeVisible() },
+  { name: 'forgotten password', path: '/account/forgot', anonymous: true, ready: (p) => expect(p.locator('#email')).toBeVisible() },
+  { name: 'reset password', path: '/account/reset?token=t', anonymous: true, ready: (p) => expect(p.locator('#new_password_again')).toBeVisible() },
+  { name: 'verify address', path: '/account/verify?token=t', anonymous: true, ready: (p) => expect(p.locator('main form button[type=submit]')).toBeVisible() },
   {
     name: 'login (refused)', path: '/login', anonymous: true,
     ready: async (p) => {
