@@ -5,12 +5,17 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Extension;
 use axum::Json;
 use contracts::UserId;
 use futures::Stream;
-use platform::http::{ApiError, ApiJson, ApiPath, ApiQuery, Authenticated, ProblemDetails};
+use platform::http::{
+    presented_access_token, ApiError, ApiJson, ApiPath, ApiQuery, Authenticated, ProblemDetails,
+    Verifier,
+};
+use platform::Shutdown;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -117,7 +122,9 @@ async fn mark_all_read(
 }
 
 /// The caller's unread count, live: an `unread` event now and whenever it changes
-/// (changes made by other processes within 2 s).
+/// (changes made by other processes within 2 s). The stream ends when the credential it was
+/// opened with stops being valid (logout, role or password change, expiry: checked every
+/// 2 s) and when the server shuts down.
 #[utoipa::path(get, path = "/api/v1/notifications/stream", tag = "notifications",
     security(("bearer" = [])),
     responses(
@@ -125,46 +132,64 @@ async fn mark_all_read(
         (status = 401, description = "Not authenticated", body = ProblemDetails),
     ))]
 async fn stream(
-    State(service): State<NotificationService>,
+    State(state): State<InboxState>,
     caller: Authenticated,
+    Extension(verifier): Extension<Verifier>,
+    headers: HeaderMap,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    struct Watch {
+        service: NotificationService,
+        changes: tokio::sync::broadcast::Receiver<i64>,
+        last: Option<i64>,
+        verifier: Verifier,
+        token: String,
+        closing: Shutdown,
+    }
     let user = caller.0.user_id;
-    let changes = service.changes();
-    let state = (service, changes, None::<i64>, true);
-    let events = futures::stream::unfold(
-        state,
-        move |(service, mut changes, last, first)| async move {
-            loop {
-                if !first {
-                    let wait = async {
-                        loop {
-                            match changes.recv().await {
-                                Ok(changed) if changed == user.0 => return,
-                                Ok(_) => continue,
-                                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                                    std::future::pending::<()>().await
-                                }
+    let watch = Watch {
+        changes: state.service.changes(),
+        service: state.service,
+        last: None,
+        verifier,
+        token: presented_access_token(&headers).unwrap_or_default(),
+        closing: state.closing,
+    };
+    let events = futures::stream::unfold(watch, move |mut watch| async move {
+        loop {
+            if watch.last.is_some() {
+                let changes = &mut watch.changes;
+                let wait = async {
+                    loop {
+                        match changes.recv().await {
+                            Ok(changed) if changed == user.0 => return,
+                            Ok(_) => continue,
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                                std::future::pending::<()>().await
                             }
                         }
-                    };
-                    let _ = tokio::time::timeout(Duration::from_secs(2), wait).await;
-                }
-                let Ok(count) = service.unread(UserId(user.0)).await else {
-                    return None;
+                    }
                 };
-                if last != Some(count) {
-                    let event = Event::default()
-                        .event("unread")
-                        .data(serde_json::json!({ "unread": count }).to_string());
-                    return Some((Ok(event), (service, changes, Some(count), false)));
+                tokio::select! {
+                    _ = tokio::time::timeout(Duration::from_secs(2), wait) => {}
+                    _ = watch.closing.triggered() => return None,
                 }
-                if first {
+                if watch.verifier.0.verify_access(&watch.token).await.is_err() {
                     return None;
                 }
             }
-        },
-    );
+            let Ok(count) = watch.service.unread(UserId(user.0)).await else {
+                return None;
+            };
+            if watch.last != Some(count) {
+                watch.last = Some(count);
+                let event = Event::default()
+                    .event("unread")
+                    .data(serde_json::json!({ "unread": count }).to_string());
+                return Some((Ok(event), watch));
+            }
+        }
+    });
     Sse::new(events).keep_alive(KeepAlive::default())
 }
 
@@ -200,8 +225,21 @@ async fn set_preferences(
     Ok(Json(service.preferences(caller.0.user_id).await?))
 }
 
-/// The Notification owner's routes.
-pub fn routes(service: NotificationService) -> OpenApiRouter {
+/// What the routes hold: the owner, and the server's shutdown (which ends live streams).
+#[derive(Clone)]
+pub struct InboxState {
+    service: NotificationService,
+    closing: Shutdown,
+}
+
+impl axum::extract::FromRef<InboxState> for NotificationService {
+    fn from_ref(state: &InboxState) -> Self {
+        state.service.clone()
+    }
+}
+
+/// The Notification owner's routes; `closing` ends live streams at shutdown.
+pub fn routes(service: NotificationService, closing: Shutdown) -> OpenApiRouter {
     OpenApiRouter::new()
         .routes(routes!(inbox))
         .routes(routes!(unread))
@@ -209,5 +247,5 @@ pub fn routes(service: NotificationService) -> OpenApiRouter {
         .routes(routes!(mark_all_read))
         .routes(routes!(stream))
         .routes(routes!(preferences, set_preferences))
-        .with_state(service)
+        .with_state(InboxState { service, closing })
 }

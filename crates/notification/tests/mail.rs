@@ -26,6 +26,20 @@ async fn mail_is_retried_until_the_server_answers_and_delivered_once() {
         .await
         .unwrap();
     let notifications = service(db, true).await;
+    // Ada switched password-change mail off: that one is never sent.
+    notifications
+        .set_preferences(
+            contracts::UserId(1),
+            &[notification::Preference {
+                kind: "password_changed".into(),
+                channel: "email".into(),
+                enabled: false,
+            }],
+        )
+        .await
+        .unwrap();
+    let silenced = event(types::PASSWORD_CHANGED, 1, serde_json::json!({}));
+    handle_once(&notifications, &silenced).await.unwrap();
     let changed = event(
         types::ROLE_CHANGED,
         1,
@@ -79,7 +93,10 @@ async fn mail_is_retried_until_the_server_answers_and_delivered_once() {
 
     let mut mails = server.messages();
     mails.sort_by_key(|m| m["to"].as_str().unwrap_or_default().to_string());
-    assert_eq!(mails.len(), 2, "{mails:?}");
+    assert_eq!(mails.len(), 2, "nothing for the silenced kind: {mails:?}");
+    assert!(mails
+        .iter()
+        .all(|m| m["subject"] != "Your password was changed"));
     let ada = &mails[0];
     assert_eq!(ada["to"], "ada@example.org");
     assert_eq!(ada["from"], "UltiCode <judge@example.org>");

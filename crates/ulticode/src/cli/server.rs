@@ -352,7 +352,10 @@ pub fn http_app(
         ))
         .merge(submission::runs::routes(owners.runs.clone()))
         .merge(admin::routes(owners.admin.clone()))
-        .merge(notification::http::routes(owners.notification.clone()))
+        .merge(notification::http::routes(
+            owners.notification.clone(),
+            closing.clone(),
+        ))
         .merge(super::search_api::routes(super::search_api::SearchState {
             port: owners.search.clone(),
             index: owners.search_index.clone(),

@@ -207,3 +207,56 @@ async fn mail_verification_verdicts_and_password_reset_on_the_embedded_shape() {
     );
     service.stop();
 }
+
+/// The live unread count: pushed when it changes, and ended with the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_unread_stream_follows_the_inbox_and_ends_with_the_session() {
+    let service = crate::harness::spawn_up();
+    let api = Api::new(&service);
+    let bo = api.account("streambo").await;
+    let mut response = api
+        .http
+        .get(format!("{}/api/v1/notifications/stream", api.base))
+        .bearer_auth(&bo.access)
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut text = String::new();
+    let mut next = async |text: &mut String, expect: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !text.contains(expect) {
+            assert!(Instant::now() < deadline, "no {expect:?} in {text:?}");
+            match tokio::time::timeout(Duration::from_secs(20), response.chunk()).await {
+                Ok(Ok(Some(chunk))) => text.push_str(&String::from_utf8_lossy(&chunk)),
+                other => panic!("stream ended early ({other:?}): {text:?}"),
+            }
+        }
+    };
+    next(&mut text, r#"data: {"unread":0}"#).await;
+    // A verdict is a notification: the count goes up without a reload.
+    api.submit(
+        &bo,
+        "aplusb",
+        "python3",
+        &source("aplusb/submissions/accepted/sum.py"),
+    )
+    .await;
+    next(&mut text, r#"data: {"unread":1}"#).await;
+    // Logging out ends the stream (within the 2 s re-check).
+    let (status, body) = api
+        .post(
+            "/api/v1/auth/logout",
+            None,
+            json!({"refresh_token": bo.refresh}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(Some(_)) = response.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream outlived the session: {text:?}");
+    service.stop();
+}
