@@ -97,8 +97,11 @@ pub struct AuditEntry {
 #[derive(Debug, Clone, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
-    /// Keyset cursor: the last id of the previous page.
+    /// Keyset cursor of oldest-first pages: the last id of the previous page.
     pub after: Option<i64>,
+    /// Newest first instead: entries with ids below this one (the last id of the previous
+    /// page; a large number for the first page). Not together with `after`.
+    pub before: Option<i64>,
     /// Page size, 1 to 200 (default 50).
     pub limit: Option<u32>,
     /// Only this actor's records (0: records without an actor).
@@ -118,14 +121,15 @@ enum Bound {
     Text(String),
 }
 
-/// The audit log, oldest first, filtered by actor, action, target and time.
+/// The audit log, oldest first (or newest first with `before`), filtered by actor, action,
+/// target and time.
 #[utoipa::path(get, path = "/api/v1/admin/audit", tag = "admin",
     security(("bearer" = [])),
     params(AuditQuery),
     responses(
         (status = 200, description = "A page of audit entries", body = Vec<AuditEntry>),
         (status = 403, description = "Not an admin", body = ProblemDetails),
-        (status = 422, description = "A filter out of range", body = ProblemDetails),
+        (status = 422, description = "A filter out of range, or both `after` and `before`", body = ProblemDetails),
     ))]
 pub(crate) async fn audit_log(
     State(admin_service): State<AdminService>,
@@ -137,8 +141,18 @@ pub(crate) async fn audit_log(
     if !(1..=200).contains(&limit) {
         return Err(ApiError::unprocessable("invalid-field", "limit: 1 to 200"));
     }
-    let mut conditions = vec!["id > $1".to_string()];
-    let mut bounds = vec![Bound::Int(query.after.unwrap_or(0))];
+    let (first, order) = match (query.after, query.before) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::unprocessable(
+                "invalid-field",
+                "after and before: one of them, not both",
+            ))
+        }
+        (_, Some(before)) => (("id < $1", before), "DESC"),
+        (after, None) => (("id > $1", after.unwrap_or(0)), "ASC"),
+    };
+    let mut conditions = vec![first.0.to_string()];
+    let mut bounds = vec![Bound::Int(first.1)];
     let mut add = |condition: &str, bound: Bound| {
         bounds.push(bound);
         conditions.push(condition.replace('?', &format!("${}", bounds.len())));
@@ -160,7 +174,7 @@ pub(crate) async fn audit_log(
     }
     let sql = format!(
         "SELECT id, actor_id, action, target, detail, owner, trace_id, event_id, \
-         COALESCE(occurred_at, created_at), created_at FROM audit_log WHERE {} ORDER BY id LIMIT ${}",
+         COALESCE(occurred_at, created_at), created_at FROM audit_log WHERE {} ORDER BY id {order} LIMIT ${}",
         conditions.join(" AND "),
         bounds.len() + 1
     );

@@ -650,7 +650,8 @@ async fn replay_dead_letter(
     let event = NewEvent::new(
         contracts::events::types::JUDGE_DEAD_LETTER_REPLAYED,
         "dead_letter",
-        0,
+        // SQL stream ids are numbers; a Redis id (`<ms>-<seq>`) is in the payload only.
+        id.parse().unwrap_or(0),
         serde_json::json!({ "dead_letter": id }),
     )
     .by(Some(actor.user_id));

@@ -628,18 +628,52 @@ async fn replay_at(
 struct AuditPage {
     c: Chrome,
     entries: Vec<AuditEntry>,
-    next_page: Option<i64>,
+    filter: AuditFilter,
+    /// The address of the next (older) page.
+    next_page: Option<String>,
+}
+
+/// The audit page's filters (passed to the API as they are).
+#[derive(Debug, Default, Deserialize)]
+pub struct AuditFilter {
+    #[serde(default)]
+    action: String,
+    #[serde(default)]
+    target: String,
+    #[serde(default)]
+    actor: String,
+    before: Option<i64>,
+}
+
+impl AuditFilter {
+    /// The query string of these filters (without `before`).
+    fn query(&self) -> String {
+        [
+            ("action", &self.action),
+            ("target", &self.target),
+            ("actor", &self.actor),
+        ]
+        .iter()
+        .filter(|(_, v)| !v.trim().is_empty())
+        .map(|(k, v)| format!("&{k}={}", encode(v.trim())))
+        .collect()
+    }
 }
 
 pub async fn audit(
     State(state): State<WebState>,
     visitor: Visitor,
-    Query(q): Query<After>,
+    Query(filter): Query<AuditFilter>,
 ) -> Response {
     if let Some(refusal) = staff_only(&visitor) {
         return refusal;
     }
-    let path = keyset_page("/api/v1/admin/audit?limit=100", q.after);
+    // Newest first: what just happened is what an operator looks for.
+    let path = format!(
+        "/api/v1/admin/audit?limit=100&before={}{}",
+        filter.before.unwrap_or(i64::MAX),
+        filter.query()
+    );
     match state
         .api
         .get::<Vec<AuditEntry>>(&path, visitor.reader())
@@ -647,8 +681,12 @@ pub async fn audit(
     {
         Ok(entries) => html(AuditPage {
             c: Chrome::new(&visitor, visitor.tr.t("manage-audit")),
-            next_page: (entries.len() == 100).then(|| entries.last().map_or(0, |e| e.id)),
+            next_page: (entries.len() == 100).then(|| {
+                let last = entries.last().map_or(0, |e| e.id);
+                format!("/manage/audit?before={last}{}", filter.query())
+            }),
             entries,
+            filter,
         }),
         Err(failure) => failure_page(&visitor, &failure),
     }

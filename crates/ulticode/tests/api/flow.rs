@@ -136,6 +136,27 @@ async fn whole_flow(service: &Service) {
         2,
         "one per rejudge actually made: {audit}"
     );
+    // Newest first with `before`; `after` and `before` together are refused.
+    let (_, newest) = api
+        .get(
+            "/api/v1/admin/audit?before=9223372036854775807&limit=3",
+            Some(&admin.access),
+        )
+        .await;
+    let ids: Vec<i64> = newest
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
+    assert!(
+        ids.len() == 3 && ids.windows(2).all(|w| w[0] > w[1]),
+        "{newest}"
+    );
+    let (status, _) = api
+        .get("/api/v1/admin/audit?before=5&after=1", Some(&admin.access))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     for record in audit.as_array().unwrap() {
         assert_eq!(record["owner"], "submission", "{record}");
         assert!(

@@ -56,6 +56,9 @@ impl Service {
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
+            if !exited.is_some_and(|s| s.success()) {
+                eprintln!("process {} ended with {exited:?}", child.id());
+            }
             clean &= exited.is_some_and(|s| s.success());
             if exited.is_none() {
                 let _ = child.kill();
@@ -170,6 +173,12 @@ pub fn spawn_up_with(data: tempfile::TempDir, extra: &[String]) -> Service {
 /// `ulticode serve` on a fresh PostgreSQL database and a private Redis key prefix, with a
 /// `dispatcher` and a `judge-worker` process beside it.
 pub async fn spawn_distributed() -> Service {
+    spawn_distributed_with(false).await
+}
+
+/// [`spawn_distributed`], with the search index in a `search-worker` process of its own
+/// when `search_worker` holds.
+pub async fn spawn_distributed_with(search_worker: bool) -> Service {
     let postgres = platform::testing::TestPostgres::new().await.unwrap();
     let prefix = postgres.name().to_string();
     let token = format!("svc-{}", uuid::Uuid::new_v4().simple());
@@ -181,7 +190,36 @@ pub async fn spawn_distributed() -> Service {
         .args(["--database-url", &postgres.url(), "--service-token", &token])
         .arg("--problems")
         .arg(examples());
+    let search_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    if search_worker {
+        serve
+            .args(["--search-url", &format!("http://127.0.0.1:{search_port}")])
+            .args(["--modules", "relays,audit,notification,mail"]);
+    }
     let (serve, base, admin_password) = start(serve);
+    let mut processes = vec![serve];
+    let mut scratch = Vec::new();
+    if search_worker {
+        let index = tempfile::tempdir().unwrap();
+        let worker = ulticode()
+            .args([
+                "search-worker",
+                "--listen",
+                &format!("127.0.0.1:{search_port}"),
+            ])
+            .arg("--index-dir")
+            .arg(index.path())
+            .args(["--redis-url", REDIS_URL, "--queue-prefix", &queue_prefix])
+            .args(["--service-token", &token, "--documents-url", &base])
+            .spawn()
+            .expect("start the search worker");
+        processes.push(worker);
+        scratch.push(index);
+    }
     let submission_url = postgres.owner_url("submission").await.unwrap();
     let dispatcher = ulticode()
         .args(["dispatcher", "--database-url", &submission_url])
@@ -191,6 +229,11 @@ pub async fn spawn_distributed() -> Service {
         .spawn()
         .expect("start the dispatcher");
     let cache = tempfile::tempdir().unwrap();
+    let worker_metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let worker = ulticode()
         .args([
             "judge-worker",
@@ -203,14 +246,27 @@ pub async fn spawn_distributed() -> Service {
         .arg(cache.path())
         .args(["--redis-url", REDIS_URL, "--queue-prefix", &queue_prefix])
         .args(["--service-token", &token, "--concurrency", "2"])
+        .args(["--metrics-listen", &format!("127.0.0.1:{worker_metrics}")])
         .spawn()
         .expect("start the judge worker");
+    // The worker probes its languages before it listens (and handles SIGTERM): wait for it,
+    // so the service is whole when handed over and stops cleanly however short the test.
+    let deadline = std::time::Instant::now() + Duration::from_secs(180);
+    while std::net::TcpStream::connect(("127.0.0.1", worker_metrics)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the judge worker never listened"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    processes.extend([dispatcher, worker]);
+    scratch.push(cache);
     Service {
         base,
         admin_password,
         data_dir: None,
-        processes: vec![serve, dispatcher, worker],
-        _scratch: vec![cache],
+        processes,
+        _scratch: scratch,
         _postgres: Some(postgres),
         redis_prefix: Some(queue_prefix),
     }

@@ -7,15 +7,18 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::harness::{spawn_up, spawn_up_in, Api};
+use crate::harness::{spawn_distributed_with, spawn_up, spawn_up_in, Api};
 
 async fn until_found(api: &Api, query: &str, found: bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let (status, results) = api.get(&format!("/api/v1/search?q={query}"), None).await;
-        assert_eq!(status, reqwest::StatusCode::OK, "{results}");
-        if (results["total"].as_u64().unwrap_or(0) > 0) == found {
-            return results;
+        // A search worker that is still starting answers 503 meanwhile.
+        if status != reqwest::StatusCode::SERVICE_UNAVAILABLE {
+            assert_eq!(status, reqwest::StatusCode::OK, "{results}");
+            if (results["total"].as_u64().unwrap_or(0) > 0) == found {
+                return results;
+            }
         }
         assert!(
             Instant::now() < deadline,
@@ -87,5 +90,39 @@ async fn problems_are_found_hidden_ones_never_and_a_deleted_index_comes_back() {
     );
     assert_eq!(until_found(&api, "input", true).await["total"], before);
     until_found(&api, "路径", true).await;
+    service.stop();
+}
+
+/// The distributed shape with the index in `ulticode search-worker`: it rebuilds from
+/// `serve` at start, follows App's events through Redis, and answers `serve`'s queries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_worker_rebuilds_follows_events_and_answers_serve() {
+    let service = spawn_distributed_with(true).await;
+    let api = Api::new(&service);
+    let admin = api.login("admin", &service.admin_password).await;
+    let results = until_found(&api, "plus", true).await;
+    assert_eq!(results["hits"][0]["slug"], "aplusb", "{results}");
+    let (status, _) = api
+        .post(
+            "/api/v1/problems",
+            Some(&admin.access),
+            json!({"slug": "fenbushi", "title": "分布式搜索", "statement": "远程索引"}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED);
+    let found = until_found(&api, "分布式", true).await;
+    assert_eq!(found["hits"][0]["slug"], "fenbushi");
+    let (status, body) = api
+        .post(
+            "/api/v1/admin/search/rebuild",
+            Some(&admin.access),
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        status,
+        reqwest::StatusCode::CONFLICT,
+        "rebuilt where the index is: {body}"
+    );
     service.stop();
 }

@@ -261,3 +261,4 @@ search-none = Nothing found.
 search-results = Results
 pipeline-events = Events between owners
 pipeline-consumer = Consumer
+audit-filter = Filter

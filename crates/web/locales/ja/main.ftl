@@ -252,3 +252,4 @@ search-none = 見つかりませんでした。
 search-results = 件数
 pipeline-events = オーナー間のイベント
 pipeline-consumer = コンシューマ
+audit-filter = 絞り込む

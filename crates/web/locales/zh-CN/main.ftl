@@ -252,3 +252,4 @@ search-none = 没有找到结果。
 search-results = 结果数
 pipeline-events = 所有者之间的事件
 pipeline-consumer = 消费者
+audit-filter = 筛选
