@@ -2,6 +2,7 @@
 //! Simplified Chinese): a title for the inbox, and a mail's subject, plain text and HTML.
 //! Every value interpolated into HTML is escaped.
 
+use platform::html::escape;
 use serde_json::Value;
 
 /// A rendered message.
@@ -30,21 +31,6 @@ impl Lang {
             _ => Lang::En,
         }
     }
-}
-
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn html(lang: Lang, paragraphs: &[String], link: Option<(&str, &str)>) -> String {

@@ -372,6 +372,23 @@ pub async fn handle_once(
     Ok(Handled::Applied)
 }
 
+/// A `LISTEN` connection on `channel`, or `None` (polling only) with the reason logged.
+pub async fn listen(url: &str, channel: &str) -> Option<sqlx::postgres::PgListener> {
+    match sqlx::postgres::PgListener::connect(url).await {
+        Ok(mut listener) => match listener.listen(channel).await {
+            Ok(()) => Some(listener),
+            Err(e) => {
+                tracing::warn!(error = %e, channel, "LISTEN failed; polling only");
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "no LISTEN connection; polling only");
+            None
+        }
+    }
+}
+
 /// Backoff before the next attempt, given the attempts that already failed: 2 s doubling,
 /// capped at 60 s (the judge outbox's and the event relay's schedule).
 pub fn backoff(failed_attempts: i64) -> std::time::Duration {

@@ -8,6 +8,7 @@ pub mod db;
 pub mod digest;
 pub mod edge;
 pub mod events;
+pub mod html;
 pub mod http;
 pub mod leases;
 pub mod lifecycle;

@@ -398,7 +398,9 @@ impl Relay {
     pub async fn run(self, shutdown: Shutdown) {
         let signal = self.outbox.signal();
         let mut listener = match self.db().backend() {
-            Backend::Postgres => listen(self.db().url(), &self.outbox.channel()).await,
+            Backend::Postgres => {
+                platform::events::listen(self.db().url(), &self.outbox.channel()).await
+            }
             Backend::Sqlite => None,
         };
         let mut last_observed = tokio::time::Instant::now() - Duration::from_secs(60);
@@ -431,23 +433,6 @@ impl Relay {
                 _ = tokio::time::sleep(self.config.interval) => {}
                 _ = shutdown.triggered() => {}
             }
-        }
-    }
-}
-
-/// A `LISTEN` connection on `channel`, or `None` (polling only) with the reason logged.
-async fn listen(url: &str, channel: &str) -> Option<sqlx::postgres::PgListener> {
-    match sqlx::postgres::PgListener::connect(url).await {
-        Ok(mut listener) => match listener.listen(channel).await {
-            Ok(()) => Some(listener),
-            Err(e) => {
-                tracing::warn!(error = %e, channel, "LISTEN failed; polling only");
-                None
-            }
-        },
-        Err(e) => {
-            tracing::warn!(error = %e, "no LISTEN connection; polling only");
-            None
         }
     }
 }

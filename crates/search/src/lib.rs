@@ -306,7 +306,7 @@ impl SearchIndex {
             let title_html = {
                 let snippet = titles.snippet_from_doc(&doc);
                 if snippet.is_empty() {
-                    platform_escape(&title)
+                    platform::html::escape(&title)
                 } else {
                     snippet.to_html()
                 }
@@ -314,7 +314,7 @@ impl SearchIndex {
             let snippet_html = {
                 let snippet = bodies.snippet_from_doc(&doc);
                 if snippet.is_empty() {
-                    platform_escape(&text_of(f.body).chars().take(160).collect::<String>())
+                    platform::html::escape(&text_of(f.body).chars().take(160).collect::<String>())
                 } else {
                     snippet.to_html()
                 }
@@ -341,21 +341,6 @@ impl SearchIndex {
             total: total as u64,
         })
     }
-}
-
-fn platform_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[async_trait]

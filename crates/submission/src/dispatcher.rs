@@ -310,19 +310,7 @@ impl Dispatcher {
         let signal = self.store.outbox_signal();
         let mut listener = match self.store.db().backend() {
             Backend::Postgres => {
-                match sqlx::postgres::PgListener::connect(self.store.db().url()).await {
-                    Ok(mut listener) => match listener.listen(OUTBOX_CHANNEL).await {
-                        Ok(()) => Some(listener),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "LISTEN failed; polling only");
-                            None
-                        }
-                    },
-                    Err(e) => {
-                        tracing::warn!(error = %e, "no LISTEN connection; polling only");
-                        None
-                    }
-                }
+                platform::events::listen(self.store.db().url(), OUTBOX_CHANNEL).await
             }
             Backend::Sqlite => None,
         };

@@ -531,7 +531,7 @@ pub async fn live(
                     }
                     .render()
                     .unwrap_or_default(),
-                    Err(failure) => page::escape_text(&failure.detail),
+                    Err(failure) => platform::html::escape(&failure.detail),
                 };
                 let mut out = vec![Ok::<_, Infallible>(
                     Event::default().event("status").data(panel),

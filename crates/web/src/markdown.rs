@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use platform::html::escape;
 use pulldown_cmark::{html, Event, Options, Parser};
 
 /// HTML that went through the sanitiser (the only way to make one).
@@ -22,21 +23,6 @@ impl fmt::Display for SafeHtml {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Markdown to sanitised HTML.

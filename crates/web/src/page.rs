@@ -201,11 +201,6 @@ pub fn failure_page(visitor: &Visitor, failure: &ApiFailure) -> Response {
     )
 }
 
-/// Text for an HTML context outside a template.
-pub fn escape_text(text: &str) -> String {
-    crate::markdown::escape(text)
-}
-
 /// The login page, returning to the visitor's page (and saying why, when a session ended).
 pub fn login_address(visitor: &Visitor) -> String {
     format!(

@@ -273,30 +273,7 @@ async fn chaos(args: &ChaosArgs) -> anyhow::Result<Report> {
     let exe = std::env::current_exe()?;
 
     // A private Redis.
-    let redis_port = free_port()?;
-    let redis_url = format!("redis://127.0.0.1:{redis_port}");
-    let mut redis = Managed {
-        name: "redis".into(),
-        program: "redis-server".into(),
-        args: [
-            "--port",
-            &redis_port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        env: Vec::new(),
-        log: work_path.join("redis.log"),
-        child: None,
-    };
-    redis.start()?;
-    wait_for_redis(&redis_url).await?;
+    let (mut redis, redis_url) = private_redis(&work_path).await?;
 
     // A fresh database with the Submission owner's schema and role.
     let pg = TestPostgres::new()
@@ -603,6 +580,36 @@ async fn chaos(args: &ChaosArgs) -> anyhow::Result<Report> {
         eprintln!("logs kept in {}", kept.display());
     }
     Ok(report)
+}
+
+/// A Redis of the run's own on a free port (no persistence: a restart loses everything),
+/// logging into `work`; with its URL.
+pub(super) async fn private_redis(work: &std::path::Path) -> anyhow::Result<(Managed, String)> {
+    let port = free_port()?;
+    let url = format!("redis://127.0.0.1:{port}");
+    let mut redis = Managed {
+        name: "redis".into(),
+        program: "redis-server".into(),
+        args: [
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        env: Vec::new(),
+        log: work.join("redis.log"),
+        child: None,
+    };
+    redis.start()?;
+    wait_for_redis(&url).await?;
+    Ok((redis, url))
 }
 
 pub(super) async fn wait_for_redis(url: &str) -> anyhow::Result<()> {

@@ -27,7 +27,7 @@ use queue::QueueConfig;
 use serde::Serialize;
 use tokio::task::JoinHandle;
 
-use super::chaos::{free_port, wait_for_redis, Managed, Rng};
+use super::chaos::{private_redis, wait_for_redis, Managed, Rng};
 
 #[derive(Debug, Args)]
 pub struct ChaosEventsArgs {
@@ -145,30 +145,7 @@ async fn chaos(args: &ChaosEventsArgs) -> anyhow::Result<Report> {
     let work = tempfile::Builder::new()
         .prefix("ulticode-chaos-events-")
         .tempdir()?;
-    let redis_port = free_port()?;
-    let redis_url = format!("redis://127.0.0.1:{redis_port}");
-    let mut redis = Managed {
-        name: "redis".into(),
-        program: "redis-server".into(),
-        args: [
-            "--port",
-            &redis_port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        env: Vec::new(),
-        log: work.path().join("redis.log"),
-        child: None,
-    };
-    redis.start()?;
-    wait_for_redis(&redis_url).await?;
+    let (mut redis, redis_url) = private_redis(work.path()).await?;
     let postgres = platform::testing::TestPostgres::new()
         .await
         .context("a database")?;
