@@ -2,6 +2,7 @@
 //! packages, stored by content hash. It captures the facts snapshot Submission's intake
 //! checks, and serves packages to judge workers (in process, or over the internal route).
 
+pub mod contest;
 pub mod http;
 mod schema;
 mod service;

@@ -1,4 +1,5 @@
-//! The App owner's tables: problems and their test-data packages (by content hash).
+//! The App owner's tables: problems and their test-data packages (by content hash), and
+//! contests (`contest::schema`).
 
 use platform::Migration;
 
@@ -61,6 +62,13 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: "ALTER TABLE problems ADD COLUMN version BIGINT NOT NULL DEFAULT 1",
         sqlite: "ALTER TABLE problems ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
     },
+    Migration {
+        version: 3,
+        name: "contests",
+        postgres: crate::contest::schema::POSTGRES,
+        sqlite: crate::contest::schema::SQLITE,
+    },
     platform::events::OUTBOX_MIGRATION,
+    platform::events::INBOX_MIGRATION,
     platform::leases::MIGRATION,
 ];

@@ -136,6 +136,12 @@ pub enum AppError {
     NotFound(String),
     #[error("only the problem's author or an admin may change it")]
     NotAuthor,
+    /// The request conflicts with the current state (already registered, a name taken,
+    /// a contest that cannot be finalized yet).
+    #[error("{message}")]
+    Conflict { kind: &'static str, message: String },
+    #[error("{0}")]
+    Forbidden(String),
     #[error("the package is invalid: {0}")]
     BadPackage(PackageError),
     #[error("{0}")]
@@ -157,7 +163,11 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> AppError {
     }
 }
 
-fn check_slug_like(field: &'static str, value: &str, max: usize) -> Result<(), AppError> {
+pub(crate) fn check_slug_like(
+    field: &'static str,
+    value: &str,
+    max: usize,
+) -> Result<(), AppError> {
     let ok = (1..=max).contains(&value.len())
         && value
             .chars()
@@ -330,6 +340,7 @@ pub struct AppService {
     /// Imports Polygon packages and derives missing time limits, where this process has a
     /// sandbox; without it such uploads are refused or keep the fallback limit.
     preparer: Option<Arc<dyn PackagePreparer>>,
+    contests: crate::contest::ContestService,
 }
 
 /// Package uploads validated at once per process.
@@ -342,8 +353,14 @@ impl AppService {
         package_cache: PathBuf,
     ) -> Result<Self, AppError> {
         db.migrate(crate::schema::MIGRATIONS).await?;
+        let events = Outbox::new(db.clone(), "app");
         Ok(Self {
-            events: Outbox::new(db.clone(), "app"),
+            contests: crate::contest::ContestService::new(
+                db.clone(),
+                events.clone(),
+                users.clone(),
+            ),
+            events,
             db,
             users,
             package_cache,
@@ -360,6 +377,11 @@ impl AppService {
 
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// Contests, their boards and their consumer.
+    pub fn contests(&self) -> &crate::contest::ContestService {
+        &self.contests
     }
 
     /// The owner's events outbox (for its relay).
@@ -744,7 +766,7 @@ impl AppService {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -757,7 +779,11 @@ impl ProblemFacts for AppService {
         &self,
         user: &Principal,
         problem_slug: &str,
+        contest: Option<&str>,
     ) -> Result<SubmissionFactsSnapshot, FactsError> {
+        if let Some(contest) = contest {
+            return self.contests.capture(user, contest, problem_slug).await;
+        }
         let unavailable = |e: AppError| FactsError::Port(PortError::Unavailable(e.to_string()));
         let problem = match self.get(Some(user), problem_slug).await {
             Ok(problem) => problem,
@@ -786,6 +812,7 @@ impl ProblemFacts for AppService {
             starter_code: None,
             package_hash,
             contest_id: None,
+            contest: None,
             captured_at_ms: now_ms(),
         })
     }

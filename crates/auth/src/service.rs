@@ -794,6 +794,19 @@ impl UserDirectory for AuthService {
             .map_err(port_error)?
             .map(|a| a.role))
     }
+
+    async fn find_user(&self, username: &str) -> Result<Option<UserId>, PortError> {
+        let row = self
+            .db
+            .query("SELECT id FROM users WHERE lower(username) = $1")
+            .bind(username_key(username))
+            .fetch_optional(self.db.pool())
+            .await
+            .map_err(port_error)?;
+        row.map(|r| r.try_get::<i64, _>(0).map(UserId))
+            .transpose()
+            .map_err(port_error)
+    }
 }
 
 #[async_trait]

@@ -60,6 +60,20 @@ pub mod types {
     pub const PROBLEM_UPDATED: &str = "app.problem_updated";
     pub const PROBLEM_VISIBILITY_CHANGED: &str = "app.problem_visibility_changed";
     pub const PACKAGE_UPLOADED: &str = "app.package_uploaded";
+    pub const CONTEST_CREATED: &str = "app.contest_created";
+    pub const CONTEST_UPDATED: &str = "app.contest_updated";
+    pub const CONTEST_PROBLEMS_SET: &str = "app.contest_problems_set";
+    pub const CONTEST_STAFF_CHANGED: &str = "app.contest_staff_changed";
+    pub const CONTEST_REGISTERED: &str = "app.contest_registered";
+    pub const CONTEST_TEAMS_IMPORTED: &str = "app.contest_teams_imported";
+    pub const CONTEST_FROZEN: &str = "app.contest_frozen";
+    pub const CONTEST_UNFROZEN: &str = "app.contest_unfrozen";
+    pub const CONTEST_FINALIZED: &str = "app.contest_finalized";
+    pub const REJUDGING_CREATED: &str = "app.rejudging_created";
+    pub const REJUDGING_APPLIED: &str = "app.rejudging_applied";
+    pub const REJUDGING_CANCELLED: &str = "app.rejudging_cancelled";
+    /// A clarification request, answer or announcement (payload: its recipients).
+    pub const CLARIFICATION_POSTED: &str = "app.clarification_posted";
     /// A searchable document changed (payload: [`super::SearchDocument`]).
     pub const SEARCH_DOCUMENT_CHANGED: &str = "search.document_changed";
 
@@ -81,14 +95,16 @@ pub mod consumers {
     pub const NOTIFICATION: &str = "notification";
     /// The search worker's index.
     pub const SEARCH: &str = "search";
+    /// App's contest boards (contest submissions and their verdicts).
+    pub const CONTEST: &str = "contest";
 
-    pub const ALL: [&str; 3] = [AUDIT, NOTIFICATION, SEARCH];
+    pub const ALL: [&str; 4] = [AUDIT, NOTIFICATION, SEARCH, CONTEST];
 }
 
 /// The consumers that receive `event_type`.
 pub fn consumers_of(event_type: &str) -> Vec<&'static str> {
     use types::*;
-    let mut out = Vec::with_capacity(2);
+    let mut out = Vec::with_capacity(3);
     if event_type == SEARCH_DOCUMENT_CHANGED {
         out.push(consumers::SEARCH);
         return out;
@@ -100,10 +116,14 @@ pub fn consumers_of(event_type: &str) -> Vec<&'static str> {
         PASSWORD_CHANGED,
         EMAIL_VERIFICATION_REQUESTED,
         PASSWORD_RESET_REQUESTED,
+        CLARIFICATION_POSTED,
     ]
     .contains(&event_type)
     {
         out.push(consumers::NOTIFICATION);
+    }
+    if [SUBMITTED, SUBMISSION_JUDGED].contains(&event_type) {
+        out.push(consumers::CONTEST);
     }
     out
 }
@@ -142,7 +162,15 @@ mod tests {
         assert_eq!(consumers_of(types::LOGIN_FAILED), [consumers::AUDIT]);
         assert_eq!(
             consumers_of(types::SUBMISSION_JUDGED),
-            [consumers::AUDIT, consumers::NOTIFICATION]
+            [
+                consumers::AUDIT,
+                consumers::NOTIFICATION,
+                consumers::CONTEST
+            ]
+        );
+        assert_eq!(
+            consumers_of(types::SUBMITTED),
+            [consumers::AUDIT, consumers::CONTEST]
         );
     }
 

@@ -25,6 +25,9 @@ pub struct SubmissionFactsSnapshot {
     pub package_hash: String,
     #[serde(default)]
     pub contest_id: Option<i64>,
+    /// Where the submission stands in its contest (`contest_id` is its id).
+    #[serde(default)]
+    pub contest: Option<crate::contest::ContestEntry>,
     pub captured_at_ms: i64,
 }
 
@@ -94,6 +97,7 @@ mod tests {
             starter_code: None,
             package_hash: "abc".into(),
             contest_id: None,
+            contest: None,
             captured_at_ms: 0,
         }
     }
@@ -155,6 +159,9 @@ pub enum FactsError {
     ProblemNotFound(String),
     #[error("problem {0:?} has no test data yet")]
     NoTestData(String),
+    /// The contest does not take this submission now (not registered, not started, over).
+    #[error("{0}")]
+    ContestClosed(String),
     #[error(transparent)]
     Port(#[from] crate::judging::PortError),
 }
@@ -162,11 +169,13 @@ pub enum FactsError {
 /// App's facts port: the snapshot Submission's intake checks and stores.
 #[async_trait::async_trait]
 pub trait ProblemFacts: Send + Sync {
-    /// Facts for `user` submitting to the problem with this slug.
+    /// Facts for `user` submitting to the problem with this slug, or, within `contest` (a
+    /// contest's slug), to the problem with this label or slug.
     async fn capture(
         &self,
         user: &crate::identity::Principal,
-        problem_slug: &str,
+        problem: &str,
+        contest: Option<&str>,
     ) -> Result<SubmissionFactsSnapshot, FactsError>;
 
     /// Whether `viewer` may see the problem (hidden problems exist only for setters and

@@ -35,7 +35,9 @@ impl Role {
         use Permission::*;
         match permission {
             Submit | RunCode | ViewPublicProblems => true,
-            ManageProblems | ViewHiddenProblems | ViewTestDetails => self >= Role::Setter,
+            ManageProblems | ManageContests | ViewHiddenProblems | ViewTestDetails => {
+                self >= Role::Setter
+            }
             ViewAnySource | Rejudge | ViewPipeline | ManageUsers => self == Role::Admin,
         }
     }
@@ -62,6 +64,8 @@ pub enum Permission {
     ViewPublicProblems,
     /// Create problems, edit them and upload their test data.
     ManageProblems,
+    /// Create contests (their creator is their contest admin).
+    ManageContests,
     ViewHiddenProblems,
     /// Read any submission's source code.
     ViewAnySource,
@@ -121,6 +125,9 @@ pub trait UserDirectory: Send + Sync {
     /// The account's role now (a token's role is as of its verification); `None` when the
     /// account is gone. Long operations re-check it before they commit.
     async fn current_role(&self, user: UserId) -> Result<Option<Role>, PortError>;
+
+    /// The account with this username (as typed: Auth normalises it), if any.
+    async fn find_user(&self, username: &str) -> Result<Option<UserId>, PortError>;
 }
 
 #[cfg(test)]
@@ -135,6 +142,7 @@ mod tests {
             (RunCode, [true, true, true]),
             (ViewPublicProblems, [true, true, true]),
             (ManageProblems, [false, true, true]),
+            (ManageContests, [false, true, true]),
             (ViewHiddenProblems, [false, true, true]),
             (ViewTestDetails, [false, true, true]),
             (ViewAnySource, [false, false, true]),

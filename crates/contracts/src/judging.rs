@@ -103,6 +103,9 @@ pub struct JudgeResult {
     pub memory_kib: u64,
     pub compile_output: String,
     pub tests: Vec<TestOutcome>,
+    /// Scoring problems: each subtask's score (the groups directly below `secret`).
+    #[serde(default)]
+    pub subtasks: Vec<crate::contest::SubtaskScore>,
 }
 
 /// How far a judging has got, for live status.

@@ -3,6 +3,7 @@
 //! an in-process or a remote adapter, and neither sees the other's entities.
 
 pub mod admin;
+pub mod contest;
 pub mod events;
 pub mod execution;
 mod facts;

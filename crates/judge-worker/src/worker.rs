@@ -131,6 +131,7 @@ pub fn to_result(report: &JudgeReport) -> JudgeResult {
                 output: t.output.clone(),
             })
             .collect(),
+        subtasks: report.subtasks.clone(),
     }
 }
 

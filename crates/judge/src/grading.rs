@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use contracts::contest::SubtaskScore;
+
 use crate::judging::{JudgeReport, SkipRules, TestResult};
 use crate::package::{
     Aggregation, GroupSettings, OnReject, Problem, ProblemKind, TestCase, TestGroup, TestItem,
@@ -181,6 +183,10 @@ pub(crate) fn aggregate(
             max_score(problem),
         ),
     };
+    let subtasks = match problem.kind {
+        ProblemKind::PassFail => Vec::new(),
+        ProblemKind::Scoring => subtasks(&problem.data, &outcome),
+    };
     JudgeReport {
         verdict,
         score,
@@ -189,6 +195,38 @@ pub(crate) fn aggregate(
         memory_kib: tests.iter().map(|t| t.memory_kib).max().unwrap_or(0),
         compile_output,
         tests,
+        subtasks,
+    }
+}
+
+/// The groups directly below `secret` with their scores and full scores: a contest's IOI
+/// `max_subtask` mode takes the best of each over all submissions. A `secret` without
+/// groups is one subtask.
+fn subtasks(root: &TestGroup, outcome: CaseOutcome<'_>) -> Vec<SubtaskScore> {
+    let full = |_: &TestCase| Some((Verdict::AC, None));
+    let score = |group: &TestGroup| SubtaskScore {
+        name: group.name.clone(),
+        score: group_score(group, outcome),
+        max_score: group_score(group, &full),
+    };
+    let Some(secret) = root.items.iter().find_map(|item| match item {
+        TestItem::Group(g) if g.name == "secret" => Some(g),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    let groups: Vec<SubtaskScore> = secret
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            TestItem::Group(g) => Some(score(g)),
+            TestItem::Case(_) => None,
+        })
+        .collect();
+    if groups.is_empty() {
+        vec![score(secret)]
+    } else {
+        groups
     }
 }
 
@@ -447,6 +485,7 @@ mod tests {
             memory_kib: 0,
             compile_output: String::new(),
             tests,
+            subtasks: Vec::new(),
         };
         let se = |package_fault| TestResult {
             package_fault,

@@ -209,6 +209,8 @@ pub struct JudgeReport {
     pub compile_output: String,
     /// Counted tests in judging order (skipped tests are absent).
     pub tests: Vec<TestResult>,
+    /// Scoring problems: the score of each group directly below `secret` (IOI subtasks).
+    pub subtasks: Vec<contracts::contest::SubtaskScore>,
 }
 
 impl TestResult {
@@ -839,6 +841,7 @@ impl<'a> Judge<'a> {
                 memory_kib: 0,
                 compile_output: reason,
                 tests: Vec::new(),
+                subtasks: Vec::new(),
             });
         }
         files.include(problem.included_files(&language.config.id)?);
@@ -863,6 +866,7 @@ impl<'a> Judge<'a> {
                     memory_kib: 0,
                     compile_output: output,
                     tests: Vec::new(),
+                    subtasks: Vec::new(),
                 });
             }
         };

@@ -133,6 +133,11 @@ pub const KINDS: &[Kind] = &[
         email: false,
     },
     Kind {
+        name: "contest_clarification",
+        in_app: true,
+        email: false,
+    },
+    Kind {
         name: "role_changed",
         in_app: true,
         email: true,
@@ -218,6 +223,29 @@ struct Intent {
     address: Option<String>,
     in_inbox: bool,
     confidential: bool,
+}
+
+/// What one event becomes: one intent per recipient (most events have one).
+fn intents_of(event: &EventEnvelope) -> Result<Vec<Intent>, HandlerError> {
+    if event.event_type == types::CLARIFICATION_POSTED {
+        let recipients: Vec<i64> = event
+            .payload
+            .get("recipients")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .ok_or_else(|| HandlerError::Poison("clarification without recipients".into()))?;
+        return Ok(recipients
+            .into_iter()
+            .map(|user| Intent {
+                user: UserId(user),
+                kind: "contest_clarification",
+                data: event.payload.clone(),
+                address: None,
+                in_inbox: true,
+                confidential: false,
+            })
+            .collect());
+    }
+    Ok(intent_of(event)?.into_iter().collect())
 }
 
 fn intent_of(event: &EventEnvelope) -> Result<Option<Intent>, HandlerError> {
@@ -552,9 +580,35 @@ impl EventHandler for NotificationService {
         tx: &mut Transaction<'static, Any>,
         event: &EventEnvelope,
     ) -> Result<(), HandlerError> {
-        let Some(intent) = intent_of(event)? else {
-            return Ok(());
-        };
+        let intents = intents_of(event)?;
+        let several = intents.len() > 1;
+        for intent in intents {
+            // The notification's key: the event, and the recipient when there are several.
+            let key = if several {
+                format!("{}/{}", event.event_id, intent.user.0)
+            } else {
+                event.event_id.clone()
+            };
+            self.notify(tx, &intent, key).await?;
+        }
+        Ok(())
+    }
+
+    fn committed(&self, event: &EventEnvelope) {
+        for intent in intents_of(event).unwrap_or_default() {
+            let _ = self.changed.send(intent.user.0);
+        }
+    }
+}
+
+impl NotificationService {
+    /// One intent's notification and ledger rows, in the consumer's transaction.
+    async fn notify(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        intent: &Intent,
+        key: String,
+    ) -> Result<(), HandlerError> {
         let recipient = self
             .recipients
             .recipient(intent.user)
@@ -590,7 +644,7 @@ impl EventHandler for NotificationService {
             .bind(body)
             .bind(if intent.confidential { None } else { message.link.clone() })
             .bind(i64::from(intent.in_inbox))
-            .bind(event.event_id.clone())
+            .bind(key)
             .fetch_one(&mut **tx)
             .await?
             .try_get(0)?;
@@ -633,11 +687,5 @@ impl EventHandler for NotificationService {
             }
         }
         Ok(())
-    }
-
-    fn committed(&self, event: &EventEnvelope) {
-        if let Ok(Some(intent)) = intent_of(event) {
-            let _ = self.changed.send(intent.user.0);
-        }
     }
 }

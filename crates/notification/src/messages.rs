@@ -126,6 +126,61 @@ pub fn render(kind: &str, lang: Lang, username: &str, data: &Value, base: &str) 
             };
             build(lang, title, vec![line], None)
         }
+        "contest_clarification" => {
+            let contest = text("contest");
+            let link = format!("{base}/contests/{contest}/clarifications");
+            let what = text("kind");
+            let (title, line, label) = match (lang, what.as_str()) {
+                (Lang::En, "announcement") => (
+                    format!("Announcement in {contest}"),
+                    format!("Hello {username}, the jury of {contest} made an announcement."),
+                    "Read it".to_string(),
+                ),
+                (Lang::En, "answer") => (
+                    format!("Your question in {contest} was answered"),
+                    format!(
+                        "Hello {username}, the jury of {contest} answered a clarification request."
+                    ),
+                    "Read the answer".to_string(),
+                ),
+                (Lang::En, _) => (
+                    format!("New clarification request in {contest}"),
+                    format!("Hello {username}, a team of {contest} asked the jury a question."),
+                    "Answer it".to_string(),
+                ),
+                (Lang::Ja, "announcement") => (
+                    format!("{contest} のお知らせ"),
+                    format!("{username} さん、{contest} のジャッジからお知らせがあります。"),
+                    "読む".to_string(),
+                ),
+                (Lang::Ja, "answer") => (
+                    format!("{contest} の質問に回答がありました"),
+                    format!("{username} さん、{contest} のジャッジが質問に回答しました。"),
+                    "回答を読む".to_string(),
+                ),
+                (Lang::Ja, _) => (
+                    format!("{contest} に新しい質問があります"),
+                    format!("{username} さん、{contest} のチームがジャッジに質問しました。"),
+                    "回答する".to_string(),
+                ),
+                (Lang::Zh, "announcement") => (
+                    format!("{contest} 的公告"),
+                    format!("{username}，{contest} 的评委发布了公告。"),
+                    "查看".to_string(),
+                ),
+                (Lang::Zh, "answer") => (
+                    format!("你在 {contest} 的提问已回复"),
+                    format!("{username}，{contest} 的评委回复了提问。"),
+                    "查看回复".to_string(),
+                ),
+                (Lang::Zh, _) => (
+                    format!("{contest} 有新的提问"),
+                    format!("{username}，{contest} 的一支队伍向评委提问。"),
+                    "回复".to_string(),
+                ),
+            };
+            build(lang, title, vec![line], Some((label, link)))
+        }
         "password_changed" => {
             let (title, line) = match lang {
                 Lang::En => (

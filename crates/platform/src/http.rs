@@ -153,6 +153,9 @@ impl From<contracts::FactsError> for ApiError {
             contracts::FactsError::NoTestData(_) => {
                 ApiError::conflict("no-test-data", e.to_string())
             }
+            contracts::FactsError::ContestClosed(_) => {
+                ApiError::conflict("contest-closed", e.to_string())
+            }
             contracts::FactsError::Port(e) => e.into(),
         }
     }

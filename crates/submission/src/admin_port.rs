@@ -78,3 +78,16 @@ impl SubmissionAdmin for SubmissionStore {
         })
     }
 }
+
+/// Submission's side of App's contests: their rejudgings and the sources the contest API
+/// and contest packages hand out.
+#[async_trait]
+impl contracts::contest::ContestSubmissions for SubmissionStore {
+    async fn rejudge(&self, actor: UserId, id: SubmissionId) -> Result<RejudgeOutcome, PortError> {
+        SubmissionAdmin::rejudge(self, actor, id).await
+    }
+
+    async fn source(&self, id: SubmissionId) -> Result<Option<String>, PortError> {
+        Ok(self.get(id).await.map_err(unavailable)?.map(|r| r.source))
+    }
+}

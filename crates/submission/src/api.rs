@@ -111,11 +111,14 @@ const REVERIFY_EVERY: Duration = Duration::from_secs(2);
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewSubmission {
-    /// The problem's slug.
+    /// The problem's slug (within a contest: its label or its slug).
     pub problem: String,
     /// A language id from `GET /api/v1/languages`.
     pub language: String,
     pub source: String,
+    /// A contest's slug: the submission counts there (or as upsolving after the end).
+    #[serde(default)]
+    pub contest: Option<String>,
 }
 
 /// One test's result. Messages and outputs appear for sample tests only, except to staff
@@ -455,7 +458,10 @@ async fn submit(
         &body.source,
         state.config.max_source_bytes,
     )?;
-    let facts = state.facts.capture(principal, &body.problem).await?;
+    let facts = state
+        .facts
+        .capture(principal, &body.problem, body.contest.as_deref())
+        .await?;
     let submitted = state
         .store
         .submit(

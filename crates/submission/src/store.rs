@@ -16,6 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use contracts::contest::{JudgedPayload, SubmittedPayload};
 use contracts::events::types;
 use contracts::{
     Acquired, AttemptId, FactsRejection, Generation, JudgeJob, JudgeMessage, JudgeProgress,
@@ -336,11 +337,15 @@ impl SubmissionStore {
                     types::SUBMITTED,
                     "submission",
                     id.0,
-                    serde_json::json!({
-                        "submission_id": id,
-                        "problem_id": request.problem_id,
-                        "language": request.language,
-                    }),
+                    serde_json::to_value(SubmittedPayload {
+                        submission_id: id,
+                        problem_id: request.problem_id,
+                        language: request.language.clone(),
+                        user_id: Some(request.user_id),
+                        submitted_at_ms: Some(facts.captured_at_ms),
+                        contest: facts.contest.clone(),
+                    })
+                    .unwrap_or_default(),
                 )
                 .version(1)
                 .by(Some(request.user_id)),
@@ -639,7 +644,7 @@ impl SubmissionStore {
             generation,
             Some(attempt),
             result.verdict,
-            result.score,
+            Some(result),
         )
         .await?;
         tx.commit().await?;
@@ -793,7 +798,8 @@ impl SubmissionStore {
         })
     }
 
-    /// Records `SubmissionJudged` in the events outbox.
+    /// Records `SubmissionJudged` in the events outbox, with what a contest's board needs
+    /// (the facts' contest entry, subtasks, times).
     async fn judged_event(
         &self,
         tx: &mut Transaction<'static, Any>,
@@ -801,23 +807,34 @@ impl SubmissionStore {
         generation: Generation,
         attempt: Option<&AttemptId>,
         verdict: Verdict,
-        score: Option<f64>,
+        result: Option<&JudgeResult>,
     ) -> Result<(), DbError> {
         let row = self
             .db
-            .query("SELECT user_id, problem_id FROM submissions WHERE id = $1")
+            .query("SELECT user_id, problem_id, language, facts, created_at, {now} FROM submissions WHERE id = $1")
             .bind(id.0)
             .fetch_one(&mut **tx)
             .await?;
-        let payload = serde_json::json!({
-            "submission_id": id,
-            "generation": generation,
-            "attempt_id": attempt,
-            "user_id": row.try_get::<i64, _>(0)?,
-            "problem_id": row.try_get::<i64, _>(1)?,
-            "verdict": verdict,
-            "score": score,
-        });
+        let facts: Option<SubmissionFactsSnapshot> =
+            serde_json::from_str(&row.try_get::<String, _>(3)?).ok();
+        let score = result.and_then(|r| r.score);
+        let payload = serde_json::to_value(JudgedPayload {
+            submission_id: id,
+            generation,
+            attempt_id: attempt.map(|a| a.0.clone()),
+            user_id: UserId(row.try_get(0)?),
+            problem_id: ProblemId(row.try_get(1)?),
+            verdict,
+            score,
+            max_score: result.and_then(|r| r.max_score),
+            subtasks: result.map(|r| r.subtasks.clone()).unwrap_or_default(),
+            time_ms: result.map(|r| r.time_ms),
+            language: Some(row.try_get(2)?),
+            submitted_at_ms: Some(row.try_get(4)?),
+            judged_at_ms: Some(row.try_get(5)?),
+            contest: facts.and_then(|f| f.contest),
+        })
+        .unwrap_or_default();
         // Every generation's verdict stays readable after a rejudge (the submission's row
         // holds only the latest).
         self.db

@@ -54,6 +54,7 @@ fn facts(user: i64, problem: i64) -> SubmissionFactsSnapshot {
         starter_code: None,
         package_hash: "pkg-hash".into(),
         contest_id: None,
+        contest: None,
         captured_at_ms: 1,
     }
 }
@@ -99,6 +100,7 @@ fn result(verdict: Verdict) -> JudgeResult {
             score: None,
             output: None,
         }],
+        subtasks: Vec::new(),
     }
 }
 

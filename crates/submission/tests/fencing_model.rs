@@ -135,6 +135,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             starter_code: None,
             package_hash: "h".into(),
             contest_id: None,
+            contest: None,
             captured_at_ms: 0,
         };
         let request = SubmitRequest { user_id: UserId(1), problem_id: ProblemId(1), language: "c".into(), source: "x".into(), idempotency_key: None };
@@ -168,7 +169,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 Op::Complete { worker, accepted } => {
                     if let Some((generation, attempt)) = workers[worker].claim.take() {
                         let verdict = if accepted { Verdict::AC } else { Verdict::WA };
-                        let result = JudgeResult { verdict, score: None, max_score: None, time_ms: 1, memory_kib: 1, compile_output: String::new(), tests: Vec::new() };
+                        let result = JudgeResult { verdict, score: None, max_score: None, time_ms: 1, memory_kib: 1, compile_output: String::new(), tests: Vec::new(), subtasks: Vec::new() };
                         let written = store.complete(id, Generation(generation), &AttemptId(attempt.clone()), &result).await.unwrap();
                         let expected = model.state == State::Judging(attempt.clone()) && generation == model.generation;
                         prop_assert_eq!(written, expected, "complete g{} {} while {:?}", generation, attempt, model);

@@ -141,6 +141,7 @@ impl Rig {
             starter_code: None,
             package_hash: self.hash.clone(),
             contest_id: None,
+            contest: None,
             captured_at_ms: 0,
         };
         let request = SubmitRequest {

@@ -175,6 +175,7 @@ fn facts(hash: &str) -> SubmissionFactsSnapshot {
         starter_code: None,
         package_hash: hash.into(),
         contest_id: None,
+        contest: None,
         captured_at_ms: 0,
     }
 }

@@ -401,6 +401,7 @@ async fn chaos(args: &ChaosArgs) -> anyhow::Result<Report> {
         starter_code: None,
         package_hash: hash,
         contest_id: None,
+        contest: None,
         captured_at_ms: 0,
     };
     let mut tracked: HashMap<SubmissionId, Tracked> = HashMap::new();

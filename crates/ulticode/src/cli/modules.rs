@@ -25,15 +25,18 @@ pub enum Module {
     Mail,
     /// The search index's consumer (only where this process holds the index).
     Search,
+    /// App's contest boards (contest submissions and verdicts).
+    Contests,
 }
 
 impl Module {
-    pub const ALL: [Module; 5] = [
+    pub const ALL: [Module; 6] = [
         Module::Relays,
         Module::Audit,
         Module::Notification,
         Module::Mail,
         Module::Search,
+        Module::Contests,
     ];
 }
 
@@ -106,6 +109,9 @@ pub fn spawn(
     }
     if modules.has(Module::Notification) {
         consume(Arc::new(owners.notification.clone()));
+    }
+    if modules.has(Module::Contests) {
+        consume(Arc::new(owners.app.contests().consumer()));
     }
     if let (true, Some(index)) = (modules.has(Module::Search), &owners.search_index) {
         consume(Arc::new(index.clone()));

@@ -337,6 +337,10 @@ pub fn http_app(
             owners.secure_cookies,
         ))
         .merge(app::routes(owners.app.clone(), token.clone()))
+        .merge(app::contest::http::routes(
+            owners.app.contests().clone(),
+            closing.clone(),
+        ))
         .merge(submission::api::routes(
             owners.submissions.clone(),
             Arc::new(owners.app.clone()),

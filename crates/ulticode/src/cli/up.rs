@@ -194,6 +194,8 @@ async fn open_owners(
     let submissions = SubmissionStore::open(dbs.submission, submission)
         .await
         .context("open the submission owner")?;
+    app.contests()
+        .connect_submissions(Arc::new(submissions.clone()));
     let language_ids = languages
         .available
         .iter()

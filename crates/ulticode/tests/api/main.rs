@@ -3,6 +3,7 @@
 //! Redis), each on its own data directory, database and Redis key prefix, port 0.
 
 mod console;
+mod contests;
 mod flow;
 mod hardening;
 mod harness;
