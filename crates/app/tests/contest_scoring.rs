@@ -418,6 +418,8 @@ fn judged_change(id: i64, generation: i64, verdict: Verdict) -> Change {
             generation,
             judgement: judged(verdict).unwrap(),
             judged_at_ms: 0,
+            time_ms: None,
+            runs: Vec::new(),
         },
     }
 }
@@ -519,7 +521,7 @@ proptest! {
                 }
                 Step::Judge { id, generation, verdict } => {
                     let Some(e) = entries.get(&id).cloned() else { continue };
-                    changes.push(Change::Judged { submission_id: id, user_id: e.team_id, entry: e, language: "c".into(), submitted_at_ms: 0, judging: Judging { generation, judgement: judged(verdict).unwrap(), judged_at_ms: 0 } });
+                    changes.push(Change::Judged { submission_id: id, user_id: e.team_id, entry: e, language: "c".into(), submitted_at_ms: 0, judging: Judging { generation, judgement: judged(verdict).unwrap(), judged_at_ms: 0, time_ms: None, runs: Vec::new() } });
                 }
                 Step::Open if open.is_none() => {
                     next_rejudging += 1;

@@ -334,6 +334,24 @@ impl AuthService {
     }
 
     pub async fn login(&self, username: &str, password: &str) -> Result<Session, AuthError> {
+        let account = self.verify_credentials(username, password).await?;
+        let family = hex(&crate::random_bytes::<16>());
+        let event = NewEvent::new(
+            types::LOGIN_SUCCEEDED,
+            "account",
+            account.id.0,
+            serde_json::json!({ "session": family }),
+        )
+        .by(Some(account.id));
+        self.start_session(account, &family, Some(event)).await
+    }
+
+    /// The account of these credentials; a failure is recorded as a failed login.
+    pub async fn verify_credentials(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Account, AuthError> {
         // A name no account can have is refused before any work (it reveals nothing: the
         // username rules are public).
         if validate_username(&normalize_username(username)).is_err() {
@@ -372,16 +390,7 @@ impl AuthService {
                 .await?;
             return Err(AuthError::InvalidCredentials);
         }
-        let account = account_of(row.as_ref().ok_or(AuthError::InvalidCredentials)?)?;
-        let family = hex(&crate::random_bytes::<16>());
-        let event = NewEvent::new(
-            types::LOGIN_SUCCEEDED,
-            "account",
-            account.id.0,
-            serde_json::json!({ "session": family }),
-        )
-        .by(Some(account.id));
-        self.start_session(account, &family, Some(event)).await
+        account_of(row.as_ref().ok_or(AuthError::InvalidCredentials)?)
     }
 
     /// A new refresh token of `family` and an access token, with `event` in the same
@@ -806,6 +815,25 @@ impl UserDirectory for AuthService {
         row.map(|r| r.try_get::<i64, _>(0).map(UserId))
             .transpose()
             .map_err(port_error)
+    }
+}
+
+#[async_trait]
+impl contracts::PasswordCheck for AuthService {
+    async fn check_password(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<Principal>, PortError> {
+        match self.verify_credentials(username, password).await {
+            Ok(account) => Ok(Some(Principal {
+                user_id: account.id,
+                username: account.username,
+                role: account.role,
+            })),
+            Err(AuthError::InvalidCredentials) => Ok(None),
+            Err(e) => Err(port_error(e)),
+        }
     }
 }
 

@@ -40,6 +40,13 @@ pub struct SubtaskScore {
     pub max_score: f64,
 }
 
+/// One test's run as a contest's runs list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RunBrief {
+    pub verdict: Verdict,
+    pub time_ms: u64,
+}
+
 /// Payload of `submission.submitted`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubmittedPayload {
@@ -70,6 +77,9 @@ pub struct JudgedPayload {
     pub max_score: Option<f64>,
     #[serde(default)]
     pub subtasks: Vec<SubtaskScore>,
+    /// The tests in judging order.
+    #[serde(default)]
+    pub runs: Vec<RunBrief>,
     /// The slowest test's CPU time.
     #[serde(default)]
     pub time_ms: Option<u64>,

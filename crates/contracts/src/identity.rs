@@ -118,6 +118,18 @@ pub trait TokenVerifier: Send + Sync {
 }
 
 /// Auth's view of accounts for other owners (App's facts snapshot asks whether a user exists).
+/// Username and password checks, for compatibility APIs that take HTTP Basic (the CLICS
+/// Contest API).
+#[async_trait]
+pub trait PasswordCheck: Send + Sync {
+    /// The account these credentials belong to; `None` when they are wrong.
+    async fn check_password(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<Principal>, PortError>;
+}
+
 #[async_trait]
 pub trait UserDirectory: Send + Sync {
     async fn user_exists(&self, user: UserId) -> Result<bool, PortError>;

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use contracts::contest::{JudgedPayload, SubmittedPayload};
+use contracts::contest::{JudgedPayload, RunBrief, SubmittedPayload};
 use contracts::events::types;
 use contracts::{
     Acquired, AttemptId, FactsRejection, Generation, JudgeJob, JudgeMessage, JudgeProgress,
@@ -828,6 +828,17 @@ impl SubmissionStore {
             score,
             max_score: result.and_then(|r| r.max_score),
             subtasks: result.map(|r| r.subtasks.clone()).unwrap_or_default(),
+            runs: result
+                .map(|r| {
+                    r.tests
+                        .iter()
+                        .map(|t| RunBrief {
+                            verdict: t.verdict,
+                            time_ms: t.time_ms,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             time_ms: result.map(|r| r.time_ms),
             language: Some(row.try_get(2)?),
             submitted_at_ms: Some(row.try_get(4)?),

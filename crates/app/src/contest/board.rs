@@ -602,6 +602,12 @@ impl ContestService {
                 .await?;
         }
         if current.as_ref().map(|c| &c.valid) != Some(&next.valid) {
+            // The judgement that counted before is no longer the submission's (the feed
+            // tells readers it is gone).
+            if let Some(old) = current.as_ref().and_then(|c| c.valid.as_ref()) {
+                let id = format!("{submission}-{}", old.generation);
+                self.log(tx, contest, "judgements", Some(id)).await?;
+            }
             self.log(tx, contest, "awards", None).await?;
         }
         let version = self.bump_board(tx, contest).await?;
@@ -687,6 +693,8 @@ impl EventHandler for ContestConsumer {
                         subtasks: p.subtasks,
                     },
                     judged_at_ms: p.judged_at_ms.unwrap_or(event.occurred_at_ms),
+                    time_ms: p.time_ms,
+                    runs: p.runs,
                 };
                 let stored = s
                     .db

@@ -14,6 +14,11 @@ pub struct Judging {
     pub generation: i64,
     pub judgement: Judgement,
     pub judged_at_ms: i64,
+    /// The slowest test's CPU time.
+    #[serde(default)]
+    pub time_ms: Option<u64>,
+    #[serde(default)]
+    pub runs: Vec<contracts::contest::RunBrief>,
 }
 
 /// A contest submission and the judging that counts for it.

@@ -3,6 +3,7 @@
 
 pub mod board;
 pub mod clarifications;
+pub mod clics;
 pub mod http;
 pub mod ledger;
 pub mod listing;

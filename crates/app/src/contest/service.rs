@@ -124,6 +124,8 @@ pub struct ContestService {
     users: Arc<dyn UserDirectory>,
     pub(crate) boards: Arc<BoardCache>,
     submissions: Arc<OnceLock<Arc<dyn ContestSubmissions>>>,
+    /// Test counts of packages by content hash (for the contest API's problems).
+    test_counts: Arc<std::sync::Mutex<std::collections::HashMap<String, i64>>>,
 }
 
 impl ContestService {
@@ -134,7 +136,48 @@ impl ContestService {
             users,
             boards: Arc::new(BoardCache::default()),
             submissions: Arc::new(OnceLock::new()),
+            test_counts: Arc::default(),
         }
+    }
+
+    /// The number of test cases (`.in` files below `data/`) of each problem's package.
+    pub(crate) async fn test_counts(
+        &self,
+        problems: &[ContestProblemView],
+    ) -> Result<std::collections::HashMap<i64, i64>, AppError> {
+        let mut out = std::collections::HashMap::new();
+        for p in problems {
+            let hash: Option<String> = self
+                .db
+                .query("SELECT package_hash FROM problems WHERE id = $1")
+                .bind(p.problem_id)
+                .fetch_one(self.db.pool())
+                .await?
+                .try_get(0)?;
+            let Some(hash) = hash else { continue };
+            if let Some(count) = self.test_counts.lock().unwrap().get(&hash) {
+                out.insert(p.problem_id, *count);
+                continue;
+            }
+            let row = self
+                .db
+                .query("SELECT archive FROM packages WHERE hash = $1")
+                .bind(hash.clone())
+                .fetch_optional(self.db.pool())
+                .await?;
+            let Some(row) = row else { continue };
+            let archive: Vec<u8> = row.try_get(0)?;
+            let count = zip::ZipArchive::new(std::io::Cursor::new(archive))
+                .map(|zip| {
+                    zip.file_names()
+                        .filter(|n| n.contains("data/") && n.ends_with(".in"))
+                        .count() as i64
+                })
+                .unwrap_or(0);
+            self.test_counts.lock().unwrap().insert(hash, count);
+            out.insert(p.problem_id, count);
+        }
+        Ok(out)
     }
 
     /// Connects Submission's port (rejudgings, sources); set once at composition.

@@ -2,6 +2,7 @@
 //! in-process workers) and `ulticode serve` + `dispatcher` + `judge-worker` (PostgreSQL,
 //! Redis), each on its own data directory, database and Redis key prefix, port 0.
 
+mod clics;
 mod console;
 mod contests;
 mod flow;
