@@ -819,6 +819,17 @@ impl UserDirectory for AuthService {
 }
 
 #[async_trait]
+impl contracts::AccountProvisioner for AuthService {
+    async fn ensure_user(&self, username: &str) -> Result<UserId, PortError> {
+        let (account, _password) = self
+            .ensure_account(username, Role::User)
+            .await
+            .map_err(port_error)?;
+        Ok(account.id)
+    }
+}
+
+#[async_trait]
 impl contracts::PasswordCheck for AuthService {
     async fn check_password(
         &self,

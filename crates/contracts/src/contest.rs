@@ -106,4 +106,15 @@ pub trait ContestSubmissions: Send + Sync {
 
     /// The submission's source text, or `None` when there is no such submission.
     async fn source(&self, submission: SubmissionId) -> Result<Option<String>, crate::PortError>;
+
+    /// A contest package's submission: judged with `result` as given (`Some`), or judged
+    /// afresh (`None`). Idempotent on `key`.
+    async fn import(
+        &self,
+        facts: &crate::SubmissionFactsSnapshot,
+        language: &str,
+        source: &str,
+        result: Option<&crate::JudgeResult>,
+        key: &str,
+    ) -> Result<SubmissionId, crate::PortError>;
 }

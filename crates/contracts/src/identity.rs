@@ -130,6 +130,13 @@ pub trait PasswordCheck: Send + Sync {
     ) -> Result<Option<Principal>, PortError>;
 }
 
+/// Accounts a contest package names (its teams' accounts): found, or created without a
+/// usable password (an admin sets one, or the owner resets it by mail).
+#[async_trait]
+pub trait AccountProvisioner: Send + Sync {
+    async fn ensure_user(&self, username: &str) -> Result<UserId, PortError>;
+}
+
 #[async_trait]
 pub trait UserDirectory: Send + Sync {
     async fn user_exists(&self, user: UserId) -> Result<bool, PortError>;

@@ -17,8 +17,8 @@ pub use facts::{
     FactsError, FactsRejection, ProblemFacts, SubmissionFactsSnapshot, FACTS_SCHEMA_VERSION,
 };
 pub use identity::{
-    PasswordCheck, Permission, Principal, Recipient, Recipients, Role, TokenRejection,
-    TokenVerifier, UserDirectory,
+    AccountProvisioner, PasswordCheck, Permission, Principal, Recipient, Recipients, Role,
+    TokenRejection, TokenVerifier, UserDirectory,
 };
 pub use ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
 pub use judging::{

@@ -90,4 +90,26 @@ impl contracts::contest::ContestSubmissions for SubmissionStore {
     async fn source(&self, id: SubmissionId) -> Result<Option<String>, PortError> {
         Ok(self.get(id).await.map_err(unavailable)?.map(|r| r.source))
     }
+
+    async fn import(
+        &self,
+        facts: &contracts::SubmissionFactsSnapshot,
+        language: &str,
+        source: &str,
+        result: Option<&contracts::JudgeResult>,
+        key: &str,
+    ) -> Result<SubmissionId, PortError> {
+        let request = crate::store::SubmitRequest {
+            user_id: facts.user_id,
+            problem_id: facts.problem_id,
+            language: language.to_string(),
+            source: source.to_string(),
+            idempotency_key: Some(key.to_string()),
+        };
+        let submitted = match result {
+            Some(result) => self.import_judged(facts, &request, result).await,
+            None => self.submit(facts, &request).await,
+        };
+        submitted.map(|s| s.id).map_err(unavailable)
+    }
 }

@@ -356,6 +356,79 @@ impl SubmissionStore {
         Ok(Submitted { id, created: true })
     }
 
+    /// Stores a submission that was judged elsewhere (a contest package's submission and
+    /// judgement): `done` at generation 1 with `result`, its submitted and judged events, no
+    /// judge intent. Idempotent on the request's key.
+    pub async fn import_judged(
+        &self,
+        facts: &SubmissionFactsSnapshot,
+        request: &SubmitRequest,
+        result: &JudgeResult,
+    ) -> Result<Submitted, SubmitError> {
+        facts.admits(request.user_id, request.problem_id)?;
+        let fingerprint = fingerprint(request);
+        if let Some(key) = &request.idempotency_key {
+            if let Some(existing) = self.find_by_key(request.user_id, key, &fingerprint).await? {
+                return Ok(existing);
+            }
+        }
+        let facts_json = serde_json::to_string(facts).expect("facts serialise");
+        let mut tx = self.db.begin().await?;
+        let row = self
+            .db
+            .query(
+                "INSERT INTO submissions (user_id, problem_id, language, source, facts, idempotency_key, fingerprint, state, generation,                  verdict, score, max_score, time_ms, memory_kib, compile_output, judged_generation, created_at, updated_at, judged_at)                  VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', 1, $8, $9, $10, $11, $12, $13, 1, {now}, {now}, {now}) RETURNING id",
+            )
+            .bind(request.user_id.0)
+            .bind(request.problem_id.0)
+            .bind(request.language.clone())
+            .bind(request.source.clone())
+            .bind(facts_json)
+            .bind(request.idempotency_key.clone())
+            .bind(fingerprint)
+            .bind(result.verdict.as_str())
+            .bind(result.score)
+            .bind(result.max_score)
+            .bind(result.time_ms as i64)
+            .bind(result.memory_kib as i64)
+            .bind(result.compile_output.clone())
+            .fetch_one(&mut *tx)
+            .await?;
+        let id = SubmissionId(row.try_get(0)?);
+        self.events
+            .record(
+                &mut tx,
+                NewEvent::new(
+                    types::SUBMITTED,
+                    "submission",
+                    id.0,
+                    serde_json::to_value(SubmittedPayload {
+                        submission_id: id,
+                        problem_id: request.problem_id,
+                        language: request.language.clone(),
+                        user_id: Some(request.user_id),
+                        submitted_at_ms: Some(facts.captured_at_ms),
+                        contest: facts.contest.clone(),
+                    })
+                    .unwrap_or_default(),
+                )
+                .version(1)
+                .by(Some(request.user_id)),
+            )
+            .await?;
+        self.judged_event(
+            &mut tx,
+            id,
+            Generation(1),
+            None,
+            result.verdict,
+            Some(result),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Submitted { id, created: true })
+    }
+
     async fn find_by_key(
         &self,
         user: UserId,

@@ -154,11 +154,31 @@ pub async fn problems(
 }
 
 /// A language as the picker offers it.
-struct LanguageChoice {
-    id: String,
-    label: String,
-    mode: &'static str,
-    starter: &'static str,
+pub struct LanguageChoice {
+    pub id: String,
+    pub label: String,
+    pub mode: &'static str,
+    pub starter: &'static str,
+}
+
+/// The languages the judge offers, with their editor modes and starters.
+pub async fn language_choices(state: &WebState, visitor: &Visitor) -> Vec<LanguageChoice> {
+    state
+        .api
+        .get::<Vec<Language>>("/api/v1/languages", visitor.reader())
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| {
+            let (mode, starter) = mode_and_starter(&l.id);
+            LanguageChoice {
+                label: l.name,
+                id: l.id,
+                mode,
+                starter,
+            }
+        })
+        .collect()
 }
 
 /// What a run on custom input gave, as the problem page shows it.
@@ -210,22 +230,7 @@ async fn problem_page(state: &WebState, visitor: &Visitor, slug: &str, draft: Dr
         Ok(problem) => problem,
         Err(failure) => return failure_page(visitor, &failure),
     };
-    let languages = state
-        .api
-        .get::<Vec<Language>>("/api/v1/languages", visitor.reader())
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .map(|l| {
-            let (mode, starter) = mode_and_starter(&l.id);
-            LanguageChoice {
-                label: l.name,
-                id: l.id,
-                mode,
-                starter,
-            }
-        })
-        .collect();
+    let languages = language_choices(state, visitor).await;
     let statement = markdown::render(&problem.statement);
     let mut c = Chrome::new(visitor, problem.title.clone()).with_islands(&["editor"]);
     if statement.has_math() {
@@ -260,7 +265,7 @@ pub async fn problem(
 }
 
 /// The source a form carries: the uploaded file when there is one, else the editor's text.
-fn source_of(form: &Form, visitor: &Visitor) -> Result<String, String> {
+pub fn source_of(form: &Form, visitor: &Visitor) -> Result<String, String> {
     match form.file("source_file") {
         Some(file) if file.len() > MAX_SOURCE_BYTES => Err(visitor.tr.t("error-source-too-large")),
         Some(file) => {
@@ -317,11 +322,7 @@ pub async fn submit(
     match created {
         Ok(created) => see_other(&format!("/submissions/{}", created.id)),
         Err(failure) => {
-            let status = if failure.status.is_client_error() {
-                failure.status
-            } else {
-                StatusCode::BAD_GATEWAY
-            };
+            let status = page::status_of(&failure);
             problem_page(
                 &state,
                 &visitor,

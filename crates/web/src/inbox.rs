@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::api::{ApiFailure, CallerCredentials, Payload};
 use crate::forms::Form;
 use crate::markdown::{highlighted, SafeHtml};
-use crate::page::{html, html_with_status, see_other, Chrome};
+use crate::page::{html, html_with_status, see_other, status_of, Chrome};
 use crate::session::{Visitor, WebState};
 
 #[derive(Debug, Default, Deserialize)]
@@ -49,14 +49,6 @@ fn anonymous(visitor: &Visitor) -> CallerCredentials {
         cookie: None,
         csrf: None,
         peer: visitor.reader().peer,
-    }
-}
-
-fn status_of(failure: &ApiFailure) -> StatusCode {
-    if failure.status.is_client_error() {
-        failure.status
-    } else {
-        StatusCode::BAD_GATEWAY
     }
 }
 

@@ -9,13 +9,16 @@ pub mod api;
 mod assets;
 mod charts;
 mod console;
+mod contests;
 mod editor;
 mod forms;
 pub mod i18n;
 mod inbox;
 mod manage;
+mod manage_contests;
 pub mod markdown;
 mod page;
+mod rejudgings;
 mod session;
 mod views;
 
@@ -51,6 +54,25 @@ pub fn routes(api: Api, secure_cookies: bool) -> Router {
         .route("/submissions/{id}", get(console::submission))
         .route("/submissions/{id}/live", get(console::live))
         .route("/profile", get(console::profile))
+        .route("/contests", get(contests::list))
+        .route("/contests/{slug}", get(contests::contest))
+        .route("/contests/{slug}/register", post(contests::register))
+        .route("/contests/{slug}/virtual", post(contests::join_virtual))
+        .route("/contests/{slug}/problems/{label}", get(contests::problem))
+        .route(
+            "/contests/{slug}/problems/{label}/submit",
+            post(contests::submit),
+        )
+        .route("/contests/{slug}/submissions", get(contests::submissions))
+        .route(
+            "/contests/{slug}/clarifications",
+            get(contests::clarifications).post(contests::post_clarification),
+        )
+        .route("/contests/{slug}/scoreboard", get(contests::scoreboard))
+        .route(
+            "/contests/{slug}/scoreboard/table",
+            get(contests::scoreboard_table),
+        )
         .route("/login", get(account::login_form).post(account::login))
         .route(
             "/register",
@@ -91,6 +113,51 @@ pub fn routes(api: Api, secure_cookies: bool) -> Router {
         .route(
             "/manage/problems/{slug}/package",
             post(manage::upload_package).layer(DefaultBodyLimit::max(MAX_PACKAGE_FORM_BYTES)),
+        )
+        .route(
+            "/manage/contests",
+            get(manage_contests::list).post(manage_contests::create),
+        )
+        .route("/manage/contests/new", get(manage_contests::new_form))
+        .route(
+            "/manage/contests/{slug}",
+            get(manage_contests::manage).post(manage_contests::update),
+        )
+        .route(
+            "/manage/contests/{slug}/problems",
+            post(manage_contests::set_problems),
+        )
+        .route(
+            "/manage/contests/{slug}/teams",
+            post(manage_contests::import_teams),
+        )
+        .route(
+            "/manage/contests/{slug}/freeze",
+            post(manage_contests::freeze),
+        )
+        .route(
+            "/manage/contests/{slug}/unfreeze",
+            post(manage_contests::unfreeze),
+        )
+        .route(
+            "/manage/contests/{slug}/finalize",
+            post(manage_contests::finalize),
+        )
+        .route(
+            "/manage/contests/{slug}/rejudgings",
+            post(manage_contests::create_rejudging),
+        )
+        .route(
+            "/manage/contests/{slug}/rejudgings/{id}",
+            get(rejudgings::rejudging),
+        )
+        .route(
+            "/manage/contests/{slug}/rejudgings/{id}/apply",
+            post(rejudgings::apply_rejudging),
+        )
+        .route(
+            "/manage/contests/{slug}/rejudgings/{id}/cancel",
+            post(rejudgings::cancel_rejudging),
         )
         .route("/manage/users", get(manage::users))
         .route("/manage/users/{id}/role", post(manage::set_role))

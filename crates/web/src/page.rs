@@ -83,6 +83,11 @@ impl Chrome {
         self.tr.t(key)
     }
 
+    /// The message `key` with a count (plural rules apply).
+    pub fn count(&self, key: &str, n: impl std::borrow::Borrow<i64>) -> String {
+        self.tr.count(key, *n.borrow())
+    }
+
     pub fn locales(&self) -> &'static [Locale] {
         &Locale::ALL
     }
@@ -124,6 +129,11 @@ impl Chrome {
         } else {
             format!("{:.2} s", ms as f64 / 1000.0)
         }
+    }
+
+    /// A contest time (or a length) as a clock: `mm:ss`, or `h:mm:ss` from an hour on.
+    pub fn clock(&self, ms: impl std::borrow::Borrow<i64>) -> String {
+        clock_time(*ms.borrow())
     }
 
     pub fn opt(&self, value: impl std::borrow::Borrow<Option<i64>>) -> String {
@@ -214,6 +224,28 @@ pub fn login_address(visitor: &Visitor) -> String {
     )
 }
 
+/// The status a refused form is shown again with: the API's own for a client error, 502 for
+/// anything else.
+pub fn status_of(failure: &ApiFailure) -> StatusCode {
+    if failure.status.is_client_error() {
+        failure.status
+    } else {
+        StatusCode::BAD_GATEWAY
+    }
+}
+
+/// Milliseconds as `mm:ss`, or `h:mm:ss` from an hour on (contest times, lengths).
+pub fn clock_time(ms: i64) -> String {
+    let sign = if ms < 0 { "-" } else { "" };
+    let secs = ms.unsigned_abs() / 1000;
+    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    if h > 0 {
+        format!("{sign}{h}:{m:02}:{s:02}")
+    } else {
+        format!("{sign}{m:02}:{s:02}")
+    }
+}
+
 /// Formats a millisecond Unix time as ISO 8601 UTC (for `<time datetime>`).
 pub fn iso_time(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
@@ -249,5 +281,20 @@ mod tests {
             assert_eq!(iso_time(ms), iso);
         }
         assert_eq!(plain_time(1_796_142_817_000), "2026-12-01 16:33 UTC");
+    }
+
+    #[test]
+    fn contest_times_are_clocks() {
+        for (ms, clock) in [
+            (0, "00:00"),
+            (59_999, "00:59"),
+            (754_000, "12:34"),
+            (3_600_000, "1:00:00"),
+            (5 * 3_600_000 + 61_000, "5:01:01"),
+            (30 * 86_400_000, "720:00:00"),
+            (-90_000, "-01:30"),
+        ] {
+            assert_eq!(clock_time(ms), clock, "{ms}");
+        }
     }
 }

@@ -316,3 +316,174 @@ pub struct SystemView {
     pub unavailable: Vec<UnavailableLanguage>,
     pub sandbox: DoctorReport,
 }
+
+/// A contest (the API's `ContestView`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Contest {
+    pub slug: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// `icpc`, `ioi` or `atcoder`.
+    pub format: String,
+    pub start_ms: i64,
+    pub duration_ms: i64,
+    pub end_ms: i64,
+    /// Contest time from which the public board hides results.
+    pub freeze_ms: Option<i64>,
+    pub unfrozen_at_ms: Option<i64>,
+    pub finalized_at_ms: Option<i64>,
+    pub penalty_minutes: i64,
+    /// `public`, `invite` or `private`.
+    pub visibility: String,
+    #[serde(default)]
+    pub invite_code: Option<String>,
+    pub upsolving: bool,
+    /// `upcoming`, `running` or `ended`.
+    pub status: String,
+    pub frozen: bool,
+    #[serde(default)]
+    pub problems: Vec<ContestProblem>,
+    pub viewer: ContestStanding,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ContestProblem {
+    pub label: String,
+    pub slug: String,
+    pub title: String,
+    pub time_limit_ms: i64,
+}
+
+/// What the viewer is in a contest.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ContestStanding {
+    /// `participant`, `jury` or `admin`; `None` for a non-member.
+    pub role: Option<String>,
+    pub team_id: Option<i64>,
+    pub virtual_start_ms: Option<i64>,
+    pub staff: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Scoreboard {
+    pub format: String,
+    /// `public`, `live` or `virtual`.
+    pub view: String,
+    pub frozen: bool,
+    pub freeze_ms: Option<i64>,
+    pub problems: Vec<BoardProblem>,
+    pub rows: Vec<BoardRow>,
+    #[serde(default)]
+    pub awards: Vec<Award>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BoardProblem {
+    pub label: String,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BoardRow {
+    pub rank: Option<u32>,
+    pub team_id: i64,
+    pub team_name: String,
+    pub is_virtual: bool,
+    pub solved: u32,
+    /// ICPC: minutes; AtCoder: milliseconds.
+    pub penalty: i64,
+    pub score: Option<f64>,
+    /// `gold`, `silver` or `bronze`.
+    pub medal: Option<String>,
+    pub cells: Vec<BoardCell>,
+    #[serde(default)]
+    pub upsolved: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BoardCell {
+    pub num_judged: u32,
+    pub num_pending: u32,
+    pub solved: bool,
+    /// ICPC: minutes; AtCoder and IOI: milliseconds.
+    pub time: Option<i64>,
+    pub score: Option<f64>,
+    pub first_to_solve: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Award {
+    pub citation: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Clarification {
+    pub id: i64,
+    /// `None`: from the jury.
+    pub from_team_id: Option<i64>,
+    /// `None`: to everyone (from the jury) or to the jury (from a team).
+    pub to_team_id: Option<i64>,
+    pub problem: Option<String>,
+    pub reply_to: Option<i64>,
+    pub text: String,
+    pub contest_time_ms: i64,
+    pub answered: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ContestSubmission {
+    pub submission_id: i64,
+    pub team_id: i64,
+    pub label: String,
+    /// `contest`, `virtual` or `upsolving`.
+    pub phase: String,
+    pub contest_time_ms: i64,
+    pub language: String,
+    pub verdict: Option<Verdict>,
+    pub score: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Team {
+    pub id: i64,
+    pub name: String,
+    #[serde(default)]
+    pub affiliation: String,
+    pub is_virtual: bool,
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Balloon {
+    pub submission_id: i64,
+    pub team_name: String,
+    pub label: String,
+    #[serde(default)]
+    pub color: String,
+    pub contest_time_ms: i64,
+    pub first_to_solve: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Rejudging {
+    pub id: i64,
+    /// `open`, `applied` or `cancelled`.
+    pub state: String,
+    pub created_at_ms: i64,
+    pub submissions: usize,
+    pub judged: usize,
+    #[serde(default)]
+    pub not_started: Vec<i64>,
+    #[serde(default)]
+    pub matrix: Vec<MatrixCell>,
+}
+
+/// Submissions whose old verdict is `old` and new one `new` (`None`: not judged again yet).
+#[derive(Debug, Clone, Deserialize)]
+pub struct MatrixCell {
+    pub old: Verdict,
+    pub new: Option<Verdict>,
+    pub submissions: Vec<i64>,
+}

@@ -109,6 +109,17 @@ pub struct BoardProblemView {
     pub points: f64,
 }
 
+/// What a recompute found.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RecomputeReport {
+    pub submissions: usize,
+    /// Reading the facts and building the board.
+    pub milliseconds: f64,
+    /// Whether the board kept up to date event by event was the same; `None` when this
+    /// process held none of the current version.
+    pub identical: Option<bool>,
+}
+
 /// Which board the caller asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -246,6 +257,46 @@ impl ContestService {
             },
         );
         Ok(out)
+    }
+
+    /// Rebuilds the board from the stored facts and compares it with the one kept up to
+    /// date event by event in this process (when it holds one of the same version).
+    pub async fn recompute_board(
+        &self,
+        viewer: &Principal,
+        slug: &str,
+    ) -> Result<RecomputeReport, AppError> {
+        let (contest, _) = self.staff(slug, viewer).await?;
+        let problems = self.problems(contest.id).await?;
+        let rules = rules_of(&contest, &problems, now_ms());
+        let started = std::time::Instant::now();
+        let board = self.recompute(&contest, rules.clone()).await?;
+        let elapsed = started.elapsed();
+        let fresh = (board.standings(View::Live), board.standings(View::Public));
+        let submissions = board.attempts().count();
+        let mut boards = self.boards.boards.lock().unwrap();
+        let identical = boards
+            .get(&contest.id)
+            .filter(|c| c.board_version == contest.board_version && c.rules == rules)
+            .map(|c| {
+                (
+                    c.board.standings(View::Live),
+                    c.board.standings(View::Public),
+                ) == fresh
+            });
+        boards.insert(
+            contest.id,
+            Cached {
+                board_version: contest.board_version,
+                rules,
+                board,
+            },
+        );
+        Ok(RecomputeReport {
+            submissions,
+            milliseconds: elapsed.as_secs_f64() * 1000.0,
+            identical,
+        })
     }
 
     /// The contest's scoreboard as `viewer` may see it.

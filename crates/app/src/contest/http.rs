@@ -167,7 +167,7 @@ async fn import_teams(
         (status = 403, description = "Private, or a wrong invite code", body = ProblemDetails),
         (status = 409, description = "Already registered, a name taken, or closed", body = ProblemDetails),
     ))]
-async fn register(
+async fn register_for_contest(
     State(s): State<ContestState>,
     caller: Authenticated,
     ApiPath(slug): ApiPath<String>,
@@ -223,6 +223,7 @@ async fn set_staff(
 struct BoardQuery {
     /// `public` or `live` (staff). Default: live for staff, public otherwise, and for a
     /// virtual participant inside their window the standings at their elapsed time.
+    #[param(inline)]
     view: Option<BoardView>,
 }
 
@@ -316,6 +317,23 @@ fn board_changes(
             }
         },
     )
+}
+
+/// Rebuild the board from the stored facts (staff); says whether the board kept up to
+/// date event by event was the same.
+#[utoipa::path(post, path = "/api/v1/contests/{slug}/scoreboard/recompute", tag = "contests",
+    security(("bearer" = [])),
+    params(("slug" = String, Path)),
+    responses(
+        (status = 200, description = "Recomputed", body = super::board::RecomputeReport),
+        (status = 403, description = "Not staff", body = ProblemDetails),
+    ))]
+async fn recompute(
+    State(s): State<ContestState>,
+    caller: Authenticated,
+    ApiPath(slug): ApiPath<String>,
+) -> Result<Json<super::board::RecomputeReport>> {
+    Ok(Json(s.contests.recompute_board(&caller.0, &slug).await?))
 }
 
 /// Freeze the public board now (staff; while the contest runs).
@@ -579,6 +597,77 @@ async fn scoreboard_csv(
     Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], text))
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ImportQuery {
+    /// Judge the package's submissions afresh instead of taking its judgements.
+    #[serde(default)]
+    rejudge: bool,
+}
+
+/// The largest contest package accepted.
+const MAX_CONTEST_PACKAGE_BYTES: usize = 256 << 20;
+
+/// Import a CLICS contest package (a zip): the contest, its problems (which must exist
+/// by id), teams, accounts, clarifications, and its submissions with their judgements.
+#[utoipa::path(post, path = "/api/v1/contests/import", tag = "contests",
+    security(("bearer" = [])),
+    params(ImportQuery),
+    request_body(content = Vec<u8>, content_type = "application/zip"),
+    responses(
+        (status = 201, description = "Imported", body = super::package::ImportReport),
+        (status = 403, description = "Not a setter", body = ProblemDetails),
+        (status = 409, description = "The contest id is taken", body = ProblemDetails),
+        (status = 413, description = "Too large", body = ProblemDetails),
+        (status = 422, description = "Not a valid package (the reason says where)", body = ProblemDetails),
+    ))]
+async fn import_package(
+    State(s): State<ContestState>,
+    caller: Authenticated,
+    ApiQuery(query): ApiQuery<ImportQuery>,
+    body: axum::body::Body,
+) -> Result<(StatusCode, Json<super::package::ImportReport>)> {
+    if !caller.0.can(contracts::Permission::ManageContests) {
+        return Err(ApiError::forbidden(
+            "only setters and admins import contests",
+        ));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_CONTEST_PACKAGE_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload-too-large",
+                "the package is over 256 MiB",
+            )
+        })?;
+    let files = super::package::read_zip(&bytes)?;
+    let report = s
+        .contests
+        .import_package(&caller.0, &files, query.rejudge)
+        .await?;
+    Ok((StatusCode::CREATED, Json(report)))
+}
+
+/// The contest as a CLICS contest package (a zip; staff).
+#[utoipa::path(get, path = "/api/v1/contests/{slug}/package", tag = "contests",
+    security(("bearer" = [])),
+    params(("slug" = String, Path)),
+    responses(
+        (status = 200, description = "The package", content_type = "application/zip", body = Vec<u8>),
+        (status = 403, description = "Not staff", body = ProblemDetails),
+        (status = 404, description = "No such contest", body = ProblemDetails),
+    ))]
+async fn export_package(
+    State(s): State<ContestState>,
+    caller: Authenticated,
+    ApiPath(slug): ApiPath<String>,
+) -> Result<impl IntoResponse> {
+    let files = s.contests.export_package(&caller.0, &slug).await?;
+    let zip = super::package::write_zip(&files)?;
+    Ok(([(header::CONTENT_TYPE, "application/zip")], zip))
+}
+
 /// The contest routes.
 pub fn routes(contests: ContestService, closing: Shutdown) -> OpenApiRouter {
     OpenApiRouter::new()
@@ -587,11 +676,12 @@ pub fn routes(contests: ContestService, closing: Shutdown) -> OpenApiRouter {
         .routes(routes!(set_problems))
         .routes(routes!(list_teams))
         .routes(routes!(import_teams))
-        .routes(routes!(register))
+        .routes(routes!(register_for_contest))
         .routes(routes!(join_virtual))
         .routes(routes!(set_staff))
         .routes(routes!(scoreboard))
         .routes(routes!(scoreboard_events))
+        .routes(routes!(recompute))
         .routes(routes!(freeze))
         .routes(routes!(unfreeze))
         .routes(routes!(finalize))
@@ -604,5 +694,7 @@ pub fn routes(contests: ContestService, closing: Shutdown) -> OpenApiRouter {
         .routes(routes!(cancel_rejudging))
         .routes(routes!(results_tsv))
         .routes(routes!(scoreboard_csv))
+        .routes(routes!(import_package))
+        .routes(routes!(export_package))
         .with_state(ContestState { contests, closing })
 }

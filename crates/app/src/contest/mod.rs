@@ -8,9 +8,10 @@ pub mod http;
 pub mod ledger;
 pub mod listing;
 pub mod model;
+pub mod package;
 pub mod rejudging;
 pub(crate) mod schema;
 pub mod scoring;
 mod service;
 
-pub use service::ContestService;
+pub use service::{ContestPorts, ContestService};

@@ -117,13 +117,23 @@ pub(crate) struct Member {
     pub virtual_start_ms: Option<i64>,
 }
 
+/// What contests need from other owners and the composition root.
+pub struct ContestPorts {
+    /// Submission: rejudgings, sources, imported submissions.
+    pub submissions: Arc<dyn ContestSubmissions>,
+    /// Auth: the accounts a contest package names.
+    pub accounts: Arc<dyn contracts::AccountProvisioner>,
+    /// The languages this judge runs (the contest API lists them).
+    pub languages: Vec<super::clics::ClicsLanguage>,
+}
+
 #[derive(Clone)]
 pub struct ContestService {
     pub(crate) db: Db,
     pub(crate) events: Outbox,
     users: Arc<dyn UserDirectory>,
     pub(crate) boards: Arc<BoardCache>,
-    submissions: Arc<OnceLock<Arc<dyn ContestSubmissions>>>,
+    ports: Arc<OnceLock<ContestPorts>>,
     /// Test counts of packages by content hash (for the contest API's problems).
     test_counts: Arc<std::sync::Mutex<std::collections::HashMap<String, i64>>>,
 }
@@ -135,7 +145,7 @@ impl ContestService {
             events,
             users,
             boards: Arc::new(BoardCache::default()),
-            submissions: Arc::new(OnceLock::new()),
+            ports: Arc::new(OnceLock::new()),
             test_counts: Arc::default(),
         }
     }
@@ -180,15 +190,19 @@ impl ContestService {
         Ok(out)
     }
 
-    /// Connects Submission's port (rejudgings, sources); set once at composition.
-    pub fn connect_submissions(&self, port: Arc<dyn ContestSubmissions>) {
-        let _ = self.submissions.set(port);
+    /// Connects the other owners' ports; set once at composition.
+    pub fn connect(&self, ports: ContestPorts) {
+        let _ = self.ports.set(ports);
+    }
+
+    pub(crate) fn ports(&self) -> Result<&ContestPorts, AppError> {
+        self.ports
+            .get()
+            .ok_or_else(|| AppError::Internal("the contest ports are not connected".into()))
     }
 
     pub(crate) fn submissions(&self) -> Result<&Arc<dyn ContestSubmissions>, AppError> {
-        self.submissions
-            .get()
-            .ok_or_else(|| AppError::Internal("contest submissions port not connected".into()))
+        Ok(&self.ports()?.submissions)
     }
 
     pub(crate) async fn load(&self, slug: &str) -> Result<Option<Contest>, AppError> {

@@ -29,6 +29,9 @@ pub enum BenchCommand {
     Web(super::bench_web::WebArgs),
     /// The event backbone: relay throughput (PostgreSQL → Redis) and change-to-audit latency.
     Events(super::bench_events::EventsArgs),
+    /// Contest boards: recompute, incremental updates and scoreboard reads on a generated
+    /// contest (500 teams × 13 problems × 20,000 submissions by default).
+    Contest(super::bench_contest::ContestArgs),
     /// The search index: reindex time and query latency over generated problems.
     Search(super::bench_events::SearchArgs),
     /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time.
@@ -64,6 +67,7 @@ impl BenchCommand {
             BenchCommand::Web(args) => super::bench_web::run(args),
             BenchCommand::Events(args) => super::bench_events::events(args),
             BenchCommand::Search(args) => super::bench_events::search(args),
+            BenchCommand::Contest(args) => super::bench_contest::run(args),
             BenchCommand::Judge {
                 tests,
                 numbers,

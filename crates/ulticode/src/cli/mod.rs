@@ -15,6 +15,7 @@ macro_rules! out {
 }
 
 mod bench;
+mod bench_contest;
 mod bench_events;
 mod bench_judge;
 mod bench_pipeline;

@@ -369,22 +369,10 @@ pub fn http_app(
         .split_for_parts();
     let _ = document.set(spec.to_json().unwrap_or_default());
     let request_id = HeaderName::from_static("x-request-id");
-    let clics_languages = owners
-        .languages
-        .available
-        .iter()
-        .map(|l| app::contest::clics::ClicsLanguage {
-            id: l.config.id.clone(),
-            name: l.config.name.clone(),
-            source_file: l.config.source_file.clone(),
-            version: l.version.clone(),
-        })
-        .collect();
     let api = router
         .merge(app::contest::clics::routes(
             owners.app.contests().clone(),
             Arc::new(owners.auth.clone()),
-            clics_languages,
             closing.clone(),
         ))
         .fallback(no_route)

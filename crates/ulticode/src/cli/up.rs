@@ -43,6 +43,10 @@ pub struct UpArgs {
     /// examples/problems when it exists].
     #[arg(long)]
     problems: Option<PathBuf>,
+    /// CLICS contest packages to import at start (each subdirectory), once each [default:
+    /// the example contests, when the example problems are loaded].
+    #[arg(long)]
+    contests: Option<PathBuf>,
     /// Submissions judged at once [default: one per core].
     #[arg(long)]
     workers: Option<usize>,
@@ -194,8 +198,20 @@ async fn open_owners(
     let submissions = SubmissionStore::open(dbs.submission, submission)
         .await
         .context("open the submission owner")?;
-    app.contests()
-        .connect_submissions(Arc::new(submissions.clone()));
+    app.contests().connect(app::contest::ContestPorts {
+        submissions: Arc::new(submissions.clone()),
+        accounts: Arc::new(auth.clone()),
+        languages: languages
+            .available
+            .iter()
+            .map(|l| app::contest::clics::ClicsLanguage {
+                id: l.config.id.clone(),
+                name: l.config.name.clone(),
+                source_file: l.config.source_file.clone(),
+                version: l.version.clone(),
+            })
+            .collect(),
+    });
     let language_ids = languages
         .available
         .iter()
@@ -305,6 +321,116 @@ async fn load_problems(
         let archive = judge::package::archive::pack(&dir)?;
         app.upload_package(admin, &slug, archive).await?;
         tracing::info!(%slug, "problem loaded");
+    }
+    Ok(())
+}
+
+/// The example contests, compiled into the binary (CLICS contest packages).
+static EXAMPLE_CONTESTS: include_dir::Dir<'_> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/../../examples/contests");
+
+/// The example contests on the example problems, each once: the ended ones are packages
+/// (teams, judged submissions, a thawed freeze), imported without judging; and an upcoming
+/// one a week ahead.
+async fn load_contests(
+    app: &AppService,
+    admin: &Principal,
+    dir: Option<&Path>,
+) -> anyhow::Result<()> {
+    let contests = app.contests();
+    let mut packages: Vec<(String, app::contest::package::PackageFiles)> = Vec::new();
+    if let Some(dir) = dir {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("read {}", dir.display()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        for package in dirs {
+            let slug = package
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            packages.push((slug, app::contest::package::read_dir(&package)?));
+        }
+    }
+    for package in EXAMPLE_CONTESTS.dirs().filter(|_| dir.is_none()) {
+        let slug = package.path().to_string_lossy().to_string();
+        fn walk(
+            dir: &include_dir::Dir<'_>,
+            root: &Path,
+            out: &mut app::contest::package::PackageFiles,
+        ) {
+            for file in dir.files() {
+                let path = file.path().strip_prefix(root).unwrap_or(file.path());
+                out.insert(
+                    path.to_string_lossy().replace('\\', "/"),
+                    file.contents().to_vec(),
+                );
+            }
+            for sub in dir.dirs() {
+                walk(sub, root, out);
+            }
+        }
+        let mut files = app::contest::package::PackageFiles::new();
+        walk(package, package.path(), &mut files);
+        packages.push((slug, files));
+    }
+    for (slug, files) in packages {
+        if contests.get(Some(admin), &slug).await.is_ok() {
+            continue;
+        }
+        let report = contests
+            .import_package(admin, &files, false)
+            .await
+            .with_context(|| format!("import the example contest {slug}"))?;
+        tracing::info!(contest = %report.contest, submissions = report.submissions, "example contest loaded");
+    }
+    if contests.get(Some(admin), "winter-cup").await.is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let day = 86_400_000;
+        contests
+            .create(
+                admin,
+                app::contest::model::NewContest {
+                    slug: "winter-cup".into(),
+                    title: "Winter Cup (example)".into(),
+                    description: "An upcoming example contest: register now.".into(),
+                    format: app::contest::scoring::Format::Icpc,
+                    start_ms: (now / day + 7) * day + 9 * 3_600_000,
+                    duration_ms: 5 * 3_600_000,
+                    freeze_ms: Some(4 * 3_600_000),
+                    unfreeze_at_ms: None,
+                    penalty_minutes: None,
+                    visibility: app::contest::model::ContestVisibility::Public,
+                    invite_code: None,
+                    registration_start_ms: None,
+                    registration_end_ms: None,
+                    upsolving: true,
+                    medals: app::contest::scoring::Medals {
+                        gold: 1,
+                        silver: 1,
+                        bronze: 1,
+                    },
+                },
+            )
+            .await?;
+        let problems = ["aplusb", "hypot", "sumlines"]
+            .iter()
+            .zip(["A", "B", "C"])
+            .map(|(slug, label)| app::contest::model::ContestProblemInput {
+                label: label.into(),
+                problem: slug.to_string(),
+                color: None,
+                rgb: None,
+                points: None,
+                score_mode: None,
+            })
+            .collect();
+        contests.set_problems(admin, "winter-cup", problems).await?;
     }
     Ok(())
 }
@@ -450,6 +576,11 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         };
         let judge = judge::Judge::new(sandbox.as_ref(), &languages);
         load_problems(&owners.app, &opened.admin, &problems, &judge).await?;
+        match (&args.contests, &args.problems) {
+            (Some(dir), _) => load_contests(&owners.app, &opened.admin, Some(dir)).await?,
+            (None, None) => load_contests(&owners.app, &opened.admin, None).await?,
+            (None, Some(_)) => {}
+        }
         if let Some(index) = &owners.search_index {
             super::search_api::rebuild_if_empty(index, &owners.app).await;
         }

@@ -4,6 +4,7 @@
 
 mod clics;
 mod console;
+mod contest_packages;
 mod contests;
 mod flow;
 mod hardening;

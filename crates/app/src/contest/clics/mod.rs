@@ -74,7 +74,6 @@ const BASIC_TTL: Duration = Duration::from_secs(60);
 pub struct ClicsState {
     contests: ContestService,
     passwords: Arc<dyn PasswordCheck>,
-    languages: Arc<Vec<ClicsLanguage>>,
     basic: Arc<BasicCache>,
     failures: RateLimit,
     closing: Shutdown,
@@ -165,7 +164,7 @@ impl ClicsState {
             contest,
             access,
             now: now_ms(),
-            languages: self.languages.as_ref().clone(),
+            languages: self.contests.languages(),
         })
     }
 
@@ -363,7 +362,9 @@ fn filtered(objects: Vec<Value>, query: &HashMap<String, String>) -> Vec<Value> 
                 match o.get(key) {
                     None | Some(Value::Null) => wanted.is_empty(),
                     Some(Value::String(s)) => s == wanted,
-                    Some(other) => other.to_string() == *wanted,
+                    Some(other) => {
+                        serde_json::from_str::<Value>(wanted).ok().as_ref() == Some(other)
+                    }
                 }
             })
         })
@@ -421,7 +422,7 @@ async fn singleton(
             let mine = ctx.accounts(&s.contests.members(ctx.contest.id).await?, Some(me));
             let own = mine
                 .into_iter()
-                .find(|a| a["id"] == me.to_string())
+                .find(|a| a["id"].as_str().and_then(|id| id.parse().ok()) == Some(me))
                 .ok_or_else(|| not_found("account"))?;
             Json(own).into_response()
         }
@@ -482,7 +483,8 @@ async fn submission_files(
         .map_err(|e| ClicsError(StatusCode::SERVICE_UNAVAILABLE, e.to_string()))?
         .ok_or_else(|| not_found(format!("submission {id}")))?;
     let name = s
-        .languages
+        .contests
+        .languages()
         .iter()
         .find(|l| l.id == t.language)
         .map_or_else(|| "source.txt".to_string(), |l| l.source_file.clone());
@@ -509,6 +511,90 @@ async fn fallback() -> ClicsError {
 }
 
 impl ContestService {
+    /// The languages the contest API lists (none until the ports are connected).
+    pub(crate) fn languages(&self) -> Vec<ClicsLanguage> {
+        self.ports()
+            .map(|p| p.languages.clone())
+            .unwrap_or_default()
+    }
+
+    /// The contest as a CLICS contest package (what the jury sees), files by path.
+    pub async fn export_package(
+        &self,
+        actor: &Principal,
+        slug: &str,
+    ) -> std::result::Result<super::package::PackageFiles, AppError> {
+        let (contest, _) = self.staff(slug, actor).await?;
+        let ctx = Ctx {
+            problems: self.problems(contest.id).await?,
+            contest,
+            access: Access::Jury,
+            now: now_ms(),
+            languages: self.languages(),
+        };
+        let id = ctx.contest.id;
+        let teams = self.teams(id).await?;
+        let tracked = self.tracked(id).await?;
+        let standings = self
+            .with_board(&ctx.contest, |b| b.standings(super::scoring::View::Live))
+            .await?;
+        let pretty = |v: &Value| serde_json::to_vec_pretty(v).unwrap_or_default();
+        let mut files = super::package::PackageFiles::new();
+        let mut put = |name: &str, v: Value| {
+            files.insert(format!("{name}.json"), pretty(&v));
+        };
+        put(
+            "api",
+            json!({ "version": "2023-06", "version_url": "https://ccs-specs.icpc.io/2023-06/contest_api", "provider": { "name": "UltiCode", "version": env!("CARGO_PKG_VERSION") } }),
+        );
+        put("contest", ctx.contest());
+        put("state", ctx.state());
+        put("judgement-types", Value::Array(ctx.judgement_types()));
+        put("languages", Value::Array(ctx.languages()));
+        put(
+            "problems",
+            Value::Array(ctx.problems(&self.test_counts(&ctx.problems).await?)),
+        );
+        put("groups", Value::Array(ctx.groups(&teams)));
+        put("organizations", Value::Array(ctx.organizations(&teams)));
+        put("teams", Value::Array(ctx.teams(&teams)));
+        put(
+            "accounts",
+            Value::Array(ctx.accounts(&self.members(id).await?, None)),
+        );
+        let submissions = ctx.submissions(&tracked, &teams);
+        put("submissions", Value::Array(submissions.clone()));
+        put("judgements", Value::Array(ctx.judgements(&tracked, &teams)));
+        put("runs", Value::Array(ctx.runs(&tracked, &teams)));
+        put(
+            "clarifications",
+            Value::Array(ctx.clarifications(&self.all_clarifications(id).await?)),
+        );
+        put("awards", Value::Array(ctx.awards(&standings)));
+        put("scoreboard", ctx.scoreboard(&standings, ctx.now));
+        let port = self.submissions()?.clone();
+        let languages = self.languages();
+        for s in &submissions {
+            let sid = s["id"].as_str().unwrap_or_default();
+            let Ok(number) = sid.parse::<i64>() else {
+                continue;
+            };
+            let source = port
+                .source(contracts::SubmissionId(number))
+                .await
+                .map_err(|e| AppError::Internal(e.to_string()))?
+                .unwrap_or_default();
+            let language = s["language_id"].as_str().unwrap_or_default();
+            let name = languages
+                .iter()
+                .find(|l| l.id == language)
+                .map_or_else(|| "source.txt".to_string(), |l| l.source_file.clone());
+            let zip = zip_one(&name, source.as_bytes()).map_err(AppError::Internal)?;
+            files.insert(format!("submissions/{sid}/files.zip"), zip);
+        }
+        Ok(files)
+    }
+
     /// Members as the accounts endpoint lists them: (user, username, team, role).
     pub(crate) async fn members(
         &self,
@@ -531,13 +617,11 @@ impl ContestService {
 pub fn routes(
     contests: ContestService,
     passwords: Arc<dyn PasswordCheck>,
-    languages: Vec<ClicsLanguage>,
     closing: Shutdown,
 ) -> Router {
     let state = ClicsState {
         contests,
         passwords,
-        languages: Arc::new(languages),
         basic: Arc::new(BasicCache::default()),
         failures: RateLimit::new(10, 10.0 / 60.0),
         closing,
