@@ -22,6 +22,7 @@ mod bench_pipeline;
 mod bench_web;
 mod chaos;
 mod chaos_events;
+mod contest_cmd;
 mod judge_cmd;
 mod modules;
 mod runner;
@@ -78,6 +79,9 @@ enum Command {
     /// Run the event backbone (relays, audit, notifications, search) under injected faults
     /// and check its invariants.
     ChaosEvents(chaos_events::ChaosEventsArgs),
+    /// Import and export CLICS contest packages (through a running UltiCode's API).
+    #[command(subcommand)]
+    Contest(contest_cmd::ContestCommand),
     /// Benchmarks whose figures go into release notes.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -98,6 +102,7 @@ impl Cli {
             Command::Chaos(args) => chaos::run(args),
             Command::ChaosEvents(args) => chaos_events::run(args),
             Command::Bench(cmd) => cmd.run(),
+            Command::Contest(cmd) => cmd.run(),
         }
     }
 }

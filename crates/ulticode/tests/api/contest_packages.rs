@@ -185,6 +185,35 @@ async fn the_example_package_gives_its_board_and_an_export_imports_to_the_same()
     };
     assert_eq!(named(&copied), named(&board));
 
+    // The command line: export to a directory, import it again under another id.
+    let out = tempfile::tempdir().unwrap();
+    let cli = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_ulticode"))
+            .args(["contest"])
+            .args(args)
+            .args(["--url", &service.base, "--username", "admin"])
+            .env("ULTICODE_PASSWORD", &service.admin_password)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).to_string()
+    };
+    cli(&["export", "autumn-cup", out.path().to_str().unwrap()]);
+    let contest_json = out.path().join("contest.json");
+    let mut exported: Value =
+        serde_json::from_slice(&std::fs::read(&contest_json).unwrap()).unwrap();
+    assert_eq!(exported["id"], "autumn-cup");
+    exported["id"] = json!("autumn-cli");
+    std::fs::write(&contest_json, serde_json::to_vec(&exported).unwrap()).unwrap();
+    let said = cli(&["import", out.path().to_str().unwrap()]);
+    assert!(said.contains("18 submissions"), "{said}");
+    let from_cli = settled_board(&api, &admin, "autumn-cli", 18).await;
+    assert_eq!(summary(&from_cli), summary(&board));
+
     // The same id again: refused, nothing changed.
     let again = api
         .http
