@@ -245,7 +245,8 @@ impl ProblemPatch {
     }
 }
 
-const COLUMNS: &str = "id, slug, title, statement, time_limit_ms, memory_mib, tags, difficulty,
+pub(crate) const COLUMNS: &str =
+    "id, slug, title, statement, time_limit_ms, memory_mib, tags, difficulty,
     visibility, package_hash, samples, created_by, created_at, updated_at";
 
 /// The search document of `problem` at `version`: its text while it is public, a tombstone
@@ -264,7 +265,7 @@ pub fn search_document(problem: &ProblemView, version: i64) -> SearchDocument {
     }
 }
 
-fn view_of(row: &AnyRow) -> Result<ProblemView, AppError> {
+pub(crate) fn view_of(row: &AnyRow) -> Result<ProblemView, AppError> {
     let tags: String = row.try_get("tags")?;
     let samples: String = row.try_get("samples")?;
     let visibility: String = row.try_get("visibility")?;

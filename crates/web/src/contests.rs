@@ -264,7 +264,11 @@ async fn problem_page(
     let problem = match state
         .api
         .get::<Problem>(
-            &format!("/api/v1/problems/{}", encode(&entry.slug)),
+            &format!(
+                "/api/v1/contests/{}/problems/{}",
+                encode(slug),
+                encode(&entry.label)
+            ),
             visitor.reader(),
         )
         .await

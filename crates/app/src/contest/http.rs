@@ -98,6 +98,24 @@ async fn update_contest(
     Ok(Json(s.contests.update(&caller.0, &slug, body).await?))
 }
 
+/// A contest problem by label: its statement, limits and samples, from the start (staff:
+/// any time), hidden problems included.
+#[utoipa::path(get, path = "/api/v1/contests/{slug}/problems/{label}", tag = "contests",
+    params(("slug" = String, Path), ("label" = String, Path)),
+    responses(
+        (status = 200, description = "The problem", body = crate::ProblemView),
+        (status = 404, description = "No such problem, or not yet", body = ProblemDetails),
+    ))]
+async fn contest_problem(
+    State(s): State<ContestState>,
+    caller: Caller,
+    ApiPath((slug, label)): ApiPath<(String, String)>,
+) -> Result<Json<crate::ProblemView>> {
+    Ok(Json(
+        s.contests.problem(caller.0.as_ref(), &slug, &label).await?,
+    ))
+}
+
 /// Replace the contest's problems (labels in order).
 #[utoipa::path(put, path = "/api/v1/contests/{slug}/problems", tag = "contests",
     security(("bearer" = [])),
@@ -674,6 +692,7 @@ pub fn routes(contests: ContestService, closing: Shutdown) -> OpenApiRouter {
         .routes(routes!(list_contests, create_contest))
         .routes(routes!(get_contest, update_contest))
         .routes(routes!(set_problems))
+        .routes(routes!(contest_problem))
         .routes(routes!(list_teams))
         .routes(routes!(import_teams))
         .routes(routes!(register_for_contest))

@@ -4,9 +4,11 @@
 pub mod board;
 pub mod clarifications;
 pub mod clics;
+mod control;
 pub mod http;
 pub mod ledger;
 pub mod listing;
+mod membership;
 pub mod model;
 pub mod package;
 pub mod rejudging;

@@ -118,6 +118,16 @@ async fn whole_contest(service: Service) {
         .await;
     assert_eq!(status, StatusCode::OK, "{set}");
     assert_eq!(set["problems"][0]["label"], "A");
+    let (status, problem) = api
+        .get("/api/v1/contests/spring/problems/A", Some(&carol.access))
+        .await;
+    assert_eq!(
+        (status, problem["slug"].as_str()),
+        (StatusCode::OK, Some("aplusb")),
+        "{problem}"
+    );
+    let (status, _) = api.get("/api/v1/contests/spring/problems/Z", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 
     // Outside the contest (not registered): refused with the reason.
     let (status, closed) = contest_submit(
@@ -247,6 +257,22 @@ async fn whole_contest(service: Service) {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{question}");
+    // The jury hears of it in its inbox (the Notification owner).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, inbox) = api.get("/api/v1/notifications", Some(&admin.access)).await;
+        if inbox
+            .as_array()
+            .is_some_and(|a| a.iter().any(|n| n["kind"] == "contest_clarification"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no clarification notification: {inbox}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let (_, bobs_view) = api
         .get("/api/v1/contests/spring/clarifications", Some(&bob.access))
         .await;

@@ -68,6 +68,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("post", "/api/v1/contests/{slug}/register"),
     ("post", "/api/v1/contests/{slug}/virtual"),
     ("put", "/api/v1/contests/{slug}/problems"),
+    ("get", "/api/v1/contests/{slug}/problems/{label}"),
     ("put", "/api/v1/contests/{slug}/staff"),
     ("get", "/internal/v1/packages/{hash}"),
     ("post", "/api/v1/submissions"),
