@@ -7,10 +7,10 @@
 //! stored facts — the same result by the property test.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use contracts::contest::{JudgedPayload, SubmittedPayload};
+use contracts::contest::{ContestPhase, JudgedPayload, SubmittedPayload};
 use contracts::events::{consumers, types, EventEnvelope};
 use contracts::{Principal, Verdict};
 use platform::db::{Any, AnyRow, Row, Transaction};
@@ -22,7 +22,8 @@ use utoipa::ToSchema;
 use super::ledger::{reduce, Change, Judging, Tracked};
 use super::model::{ContestProblemView, ContestStatus};
 use super::scoring::{
-    Attempt, Award, Board, BoardProblem, Format, Judgement, Row as BoardRow, Rules, Team, View,
+    Attempt, Award, Board, BoardProblem, Format, Judgement, Row as BoardRow, Rules, Standings,
+    Team, View,
 };
 use super::service::{Contest, ContestService};
 use crate::service::{now_ms, AppError};
@@ -31,6 +32,19 @@ struct Cached {
     board_version: i64,
     rules: Rules,
     board: Board,
+    /// Standings computed from this board, per view (cleared when it changes).
+    standings: HashMap<View, Arc<Standings>>,
+}
+
+impl Cached {
+    fn new(board_version: i64, rules: Rules, board: Board) -> Self {
+        Self {
+            board_version,
+            rules,
+            board,
+            standings: HashMap::new(),
+        }
+    }
 }
 
 /// Boards computed in this process, and a signal per change for live views.
@@ -67,6 +81,7 @@ impl BoardCache {
             Some(cached) if cached.board_version == version - 1 => {
                 cached.board.upsert(attempt);
                 cached.board_version = version;
+                cached.standings.clear();
             }
             _ => {
                 boards.remove(&contest);
@@ -222,12 +237,44 @@ impl ContestService {
         rules: Rules,
     ) -> Result<Board, AppError> {
         let teams = self.board_teams(contest.id).await?;
-        let attempts = self.tracked(contest.id).await?;
-        Ok(Board::recompute(
-            rules,
-            teams,
-            attempts.iter().map(Tracked::attempt),
-        ))
+        // Only what the board counts: the judging that counts, without its runs.
+        #[derive(serde::Deserialize)]
+        struct Counted {
+            judgement: Judgement,
+        }
+        let rows = self
+            .db
+            .query(
+                "SELECT submission_id, team_id, label, phase, contest_time_ms, valid_judging
+                 FROM contest_submissions WHERE contest_id = $1",
+            )
+            .bind(contest.id)
+            .fetch_all(self.db.pool())
+            .await?;
+        let mut attempts = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let phase: String = row.try_get(3)?;
+            let judging: Option<String> = row.try_get(5)?;
+            attempts.push(Attempt {
+                submission_id: row.try_get(0)?,
+                team_id: row.try_get(1)?,
+                label: row.try_get(2)?,
+                phase: match phase.as_str() {
+                    "virtual" => ContestPhase::Virtual,
+                    "upsolving" => ContestPhase::Upsolving,
+                    _ => ContestPhase::Contest,
+                },
+                contest_time_ms: row.try_get(4)?,
+                judgement: judging
+                    .map(|text| {
+                        serde_json::from_str::<Counted>(&text)
+                            .map(|c| c.judgement)
+                            .map_err(|e| AppError::Internal(format!("stored judging: {e}")))
+                    })
+                    .transpose()?,
+            });
+        }
+        Ok(Board::recompute(rules, teams, attempts))
     }
 
     /// Runs `read` on the contest's current board (computed again if anything changed).
@@ -248,15 +295,37 @@ impl ContestService {
         }
         let board = self.recompute(contest, rules.clone()).await?;
         let out = read(&board);
-        self.boards.boards.lock().unwrap().insert(
-            contest.id,
-            Cached {
-                board_version: contest.board_version,
-                rules,
-                board,
-            },
-        );
+        self.boards
+            .boards
+            .lock()
+            .unwrap()
+            .insert(contest.id, Cached::new(contest.board_version, rules, board));
         Ok(out)
+    }
+
+    /// The standings of `view`, computed once per board version.
+    pub(crate) async fn standings(
+        &self,
+        contest: &Contest,
+        view: View,
+    ) -> Result<Arc<Standings>, AppError> {
+        let problems = self.problems(contest.id).await?;
+        let rules = rules_of(contest, &problems, now_ms());
+        {
+            let mut boards = self.boards.boards.lock().unwrap();
+            if let Some(cached) = boards.get_mut(&contest.id) {
+                if cached.board_version == contest.board_version && cached.rules == rules {
+                    let board = &cached.board;
+                    let standings = cached
+                        .standings
+                        .entry(view)
+                        .or_insert_with(|| Arc::new(board.standings(view)));
+                    return Ok(standings.clone());
+                }
+            }
+        }
+        let computed = self.with_board(contest, |b| b.standings(view)).await?;
+        Ok(Arc::new(computed))
     }
 
     /// Rebuilds the board from the stored facts and compares it with the one kept up to
@@ -284,14 +353,7 @@ impl ContestService {
                     c.board.standings(View::Public),
                 ) == fresh
             });
-        boards.insert(
-            contest.id,
-            Cached {
-                board_version: contest.board_version,
-                rules,
-                board,
-            },
-        );
+        boards.insert(contest.id, Cached::new(contest.board_version, rules, board));
         Ok(RecomputeReport {
             submissions,
             milliseconds: elapsed.as_secs_f64() * 1000.0,
@@ -334,14 +396,12 @@ impl ContestService {
             None if live => (
                 "live",
                 false,
-                self.with_board(&contest, |b| b.standings(View::Live))
-                    .await?,
+                Standings::clone(&*self.standings(&contest, View::Live).await?),
             ),
             None => (
                 "public",
                 contest.frozen(now),
-                self.with_board(&contest, |b| b.standings(View::Public))
-                    .await?,
+                Standings::clone(&*self.standings(&contest, View::Public).await?),
             ),
         };
         let contest_time_ms = virtual_elapsed

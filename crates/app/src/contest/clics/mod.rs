@@ -184,21 +184,18 @@ impl ClicsState {
             "judgements" => ctx.judgements(&s.tracked(id).await?, &s.teams(id).await?),
             "runs" => ctx.runs(&s.tracked(id).await?, &s.teams(id).await?),
             "clarifications" => ctx.clarifications(&s.all_clarifications(id).await?),
-            "awards" => ctx.awards(&self.standings(ctx).await?),
+            "awards" => ctx.awards(&*self.standings(ctx).await?),
             _ => return Err(not_found(format!("endpoint {kind}"))),
         })
     }
 
-    async fn standings(&self, ctx: &Ctx) -> Result<super::scoring::Standings> {
+    async fn standings(&self, ctx: &Ctx) -> Result<Arc<super::scoring::Standings>> {
         let view = if ctx.access == Access::Jury {
             super::scoring::View::Live
         } else {
             super::scoring::View::Public
         };
-        Ok(self
-            .contests
-            .with_board(&ctx.contest, |b| b.standings(view))
-            .await?)
+        Ok(self.contests.standings(&ctx.contest, view).await?)
     }
 }
 
@@ -571,7 +568,10 @@ impl ContestService {
             Value::Array(ctx.clarifications(&self.all_clarifications(id).await?)),
         );
         put("awards", Value::Array(ctx.awards(&standings)));
-        put("scoreboard", ctx.scoreboard(&standings, ctx.now));
+        put(
+            "scoreboard",
+            serde_json::to_value(ctx.scoreboard(&standings, ctx.now)).unwrap_or_default(),
+        );
         let port = self.submissions()?.clone();
         let languages = self.languages();
         for s in &submissions {

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use contracts::contest::ContestPhase;
 use contracts::Verdict;
 use platform::calendar::iso_time;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -462,67 +463,118 @@ impl Ctx {
             .collect()
     }
 
-    pub fn scoreboard(&self, standings: &Standings, event_time: i64) -> Value {
-        let rows: Vec<Value> = standings
+    /// The scoreboard object (typed: it is read often, by every tool polling the contest).
+    pub fn scoreboard<'s>(&'s self, standings: &'s Standings, event_time: i64) -> Scoreboard<'s> {
+        let ids: HashMap<&str, &str> = self
+            .problems
+            .iter()
+            .map(|p| (p.label.as_str(), p.slug.as_str()))
+            .collect();
+        let pass_fail = self.pass_fail();
+        let rows = standings
             .rows
             .iter()
-            .filter(|r| !r.hidden && !r.is_virtual && r.rank.is_some())
-            .map(|r| {
-                let problems: Vec<Value> = r
+            .filter(|r| !r.hidden && !r.is_virtual)
+            .filter_map(|r| {
+                let problems = r
                     .cells
                     .iter()
                     .filter_map(|c| {
-                        let mut p = json!({
-                            "problem_id": self.problem_id(&c.label)?,
-                            "num_judged": c.num_judged,
-                            "num_pending": c.num_pending,
-                        });
-                        if self.pass_fail() {
-                            p["solved"] = json!(c.solved);
-                            if c.solved {
-                                p["time"] = json!(c.time.unwrap_or(0));
-                            }
-                        } else {
-                            let score = c.score.unwrap_or(0.0);
-                            p["score"] = json!(score);
-                            if score > 0.0 {
-                                p["time"] = json!(c.time.unwrap_or(0) / 60_000);
-                            }
-                        }
-                        Some(p)
+                        let problem_id = ids.get(c.label.as_str())?;
+                        let score = c.score.unwrap_or(0.0);
+                        Some(ProblemCell {
+                            problem_id,
+                            num_judged: c.num_judged,
+                            num_pending: c.num_pending,
+                            solved: pass_fail.then_some(c.solved),
+                            score: (!pass_fail).then_some(score),
+                            time: if pass_fail {
+                                c.time.filter(|_| c.solved)
+                            } else {
+                                c.time.filter(|_| score > 0.0).map(|t| t / 60_000)
+                            },
+                        })
                     })
                     .collect();
-                let score = if self.pass_fail() {
-                    let mut s = json!({ "num_solved": r.solved, "total_time": r.penalty });
-                    if r.solved > 0 {
-                        s["time"] = json!(r.last_solve.unwrap_or(0));
+                let total = r.score.unwrap_or(0.0);
+                let score = if pass_fail {
+                    RowScore {
+                        num_solved: Some(r.solved),
+                        total_time: Some(r.penalty),
+                        score: None,
+                        time: r.last_solve.filter(|_| r.solved > 0),
                     }
-                    s
                 } else {
-                    let total = r.score.unwrap_or(0.0);
-                    let mut s = json!({ "score": total });
-                    if total > 0.0 {
-                        let last = r.cells.iter().filter_map(|c| c.time).max().unwrap_or(0);
-                        s["time"] = json!(last / 60_000);
+                    RowScore {
+                        num_solved: None,
+                        total_time: None,
+                        score: Some(total),
+                        time: r
+                            .cells
+                            .iter()
+                            .filter_map(|c| c.time)
+                            .max()
+                            .filter(|_| total > 0.0)
+                            .map(|t| t / 60_000),
                     }
-                    s
                 };
-                json!({
-                    "rank": r.rank,
-                    "team_id": r.team_id.to_string(),
-                    "score": score,
-                    "problems": problems,
+                Some(ScoreboardRow {
+                    rank: r.rank?,
+                    team_id: r.team_id.to_string(),
+                    score,
+                    problems,
                 })
             })
             .collect();
         let contest_time = (event_time - self.start()).clamp(0, self.contest.settings.duration_ms);
-        json!({
-            "time": iso_time(event_time),
-            "contest_time": reltime(contest_time),
-            "state": self.state(),
-            "rows": rows,
-        })
+        Scoreboard {
+            time: iso_time(event_time),
+            contest_time: reltime(contest_time),
+            state: self.state(),
+            rows,
+        }
     }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Scoreboard<'s> {
+    time: String,
+    contest_time: String,
+    state: Value,
+    rows: Vec<ScoreboardRow<'s>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ScoreboardRow<'s> {
+    rank: u32,
+    team_id: String,
+    score: RowScore,
+    problems: Vec<ProblemCell<'s>>,
+}
+
+#[derive(Debug, Serialize)]
+struct RowScore {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    num_solved: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_time: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+struct ProblemCell<'s> {
+    problem_id: &'s str,
+    num_judged: u32,
+    num_pending: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solved: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time: Option<i64>,
 }
 
 #[cfg(test)]
