@@ -185,6 +185,19 @@ async fn the_example_package_gives_its_board_and_an_export_imports_to_the_same()
     };
     assert_eq!(named(&copied), named(&board));
 
+    // Judged afresh (`rejudge`): the example's sources earn the verdicts it records.
+    let response = api
+        .http
+        .post(format!("{}/api/v1/contests/import?rejudge=true", api.base))
+        .bearer_auth(&admin.access)
+        .body(rewrite_id(&package, "autumn-judged"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let judged = settled_board(&api, &admin, "autumn-judged", 18).await;
+    assert_eq!(summary(&judged), summary(&board));
+
     // The command line: export to a directory, import it again under another id.
     let out = tempfile::tempdir().unwrap();
     let cli = |args: &[&str]| {
