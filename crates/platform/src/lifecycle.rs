@@ -56,6 +56,36 @@ impl Shutdown {
     }
 }
 
+/// What live views (event streams) wait for between two reads: a change of `key` announced
+/// by this process, at most `period` (for changes other processes made), or shutdown. A
+/// receiver that lagged counts as a change; a closed channel leaves only the period.
+pub async fn wait_for_change<K: PartialEq + Clone>(
+    changes: &mut tokio::sync::broadcast::Receiver<K>,
+    key: &K,
+    period: Duration,
+    closing: &Shutdown,
+) {
+    let changed = async {
+        loop {
+            match changes.recv().await {
+                Ok(changed) if changed == *key => return,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    std::future::pending::<()>().await
+                }
+                Ok(_) => {}
+            }
+        }
+    };
+    let _ = tokio::time::timeout(period, async {
+        tokio::select! {
+            () = closing.triggered() => {}
+            () = changed => {}
+        }
+    })
+    .await;
+}
+
 /// Waits for `task` up to `grace`; reports whether it finished in time.
 pub async fn drain<F: std::future::Future>(task: F, grace: Duration) -> Option<F::Output> {
     tokio::time::timeout(grace, task).await.ok()

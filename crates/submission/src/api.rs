@@ -722,25 +722,12 @@ fn live_status(
                 watch.last = Some(status);
                 return Some((Ok(event), watch));
             }
-            let changes = &mut watch.changes;
-            let changes = async {
-                loop {
-                    match changes.recv().await {
-                        Ok(changed) if changed == id => return,
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                            std::future::pending::<()>().await
-                        }
-                        Ok(_) => {}
-                    }
-                }
-            };
-            let _ = tokio::time::timeout(Duration::from_secs(1), async {
-                tokio::select! {
-                    () = watch.closing.triggered() => {}
-                    () = changes => {}
-                }
-            })
+            platform::lifecycle::wait_for_change(
+                &mut watch.changes,
+                &id,
+                Duration::from_secs(1),
+                &watch.closing,
+            )
             .await;
         }
     })

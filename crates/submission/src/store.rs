@@ -330,30 +330,42 @@ impl SubmissionStore {
             package_hash: facts.package_hash.clone(),
         };
         self.insert_outbox(&mut tx, &message).await?;
+        self.submitted_event(&mut tx, id, facts, request).await?;
+        tx.commit().await?;
+        self.outbox_written.notify_waiters();
+        Ok(Submitted { id, created: true })
+    }
+
+    /// Records `submission.submitted` (with the facts' contest entry) in `tx`.
+    async fn submitted_event(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        id: SubmissionId,
+        facts: &SubmissionFactsSnapshot,
+        request: &SubmitRequest,
+    ) -> Result<(), DbError> {
+        let payload = SubmittedPayload {
+            submission_id: id,
+            problem_id: request.problem_id,
+            language: request.language.clone(),
+            user_id: Some(request.user_id),
+            submitted_at_ms: Some(facts.captured_at_ms),
+            contest: facts.contest.clone(),
+        };
         self.events
             .record(
-                &mut tx,
+                tx,
                 NewEvent::new(
                     types::SUBMITTED,
                     "submission",
                     id.0,
-                    serde_json::to_value(SubmittedPayload {
-                        submission_id: id,
-                        problem_id: request.problem_id,
-                        language: request.language.clone(),
-                        user_id: Some(request.user_id),
-                        submitted_at_ms: Some(facts.captured_at_ms),
-                        contest: facts.contest.clone(),
-                    })
-                    .unwrap_or_default(),
+                    serde_json::to_value(payload).unwrap_or_default(),
                 )
                 .version(1)
                 .by(Some(request.user_id)),
             )
             .await?;
-        tx.commit().await?;
-        self.outbox_written.notify_waiters();
-        Ok(Submitted { id, created: true })
+        Ok(())
     }
 
     /// Stores a submission that was judged elsewhere (a contest package's submission and
@@ -395,27 +407,7 @@ impl SubmissionStore {
             .fetch_one(&mut *tx)
             .await?;
         let id = SubmissionId(row.try_get(0)?);
-        self.events
-            .record(
-                &mut tx,
-                NewEvent::new(
-                    types::SUBMITTED,
-                    "submission",
-                    id.0,
-                    serde_json::to_value(SubmittedPayload {
-                        submission_id: id,
-                        problem_id: request.problem_id,
-                        language: request.language.clone(),
-                        user_id: Some(request.user_id),
-                        submitted_at_ms: Some(facts.captured_at_ms),
-                        contest: facts.contest.clone(),
-                    })
-                    .unwrap_or_default(),
-                )
-                .version(1)
-                .by(Some(request.user_id)),
-            )
-            .await?;
+        self.submitted_event(&mut tx, id, facts, request).await?;
         self.judged_event(
             &mut tx,
             id,

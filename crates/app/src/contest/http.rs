@@ -313,24 +313,12 @@ fn board_changes(
                         .data(now_state.0.to_string());
                     return Some((Ok(event), (contests, changes, Some(now_state), closing)));
                 }
-                let woken = async {
-                    loop {
-                        match changes.recv().await {
-                            Ok(changed) if changed == contest => return,
-                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                            Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                                std::future::pending::<()>().await
-                            }
-                            Ok(_) => {}
-                        }
-                    }
-                };
-                let _ = tokio::time::timeout(Duration::from_secs(1), async {
-                    tokio::select! {
-                        () = closing.triggered() => {}
-                        () = woken => {}
-                    }
-                })
+                platform::lifecycle::wait_for_change(
+                    &mut changes,
+                    &contest,
+                    Duration::from_secs(1),
+                    &closing,
+                )
                 .await;
             }
         },

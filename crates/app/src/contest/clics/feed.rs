@@ -251,27 +251,13 @@ pub(super) async fn event_feed(
                 feed.sent_at = Instant::now();
                 return Some((Ok(Bytes::from_static(b"\n")), feed));
             }
-            let contest = feed.ctx.contest.id;
-            let changes = &mut feed.changes;
-            let closing = feed.state.closing.clone();
-            let woken = async {
-                loop {
-                    match changes.recv().await {
-                        Ok(changed) if changed == contest => return,
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                            std::future::pending::<()>().await
-                        }
-                        Ok(_) => {}
-                    }
-                }
-            };
-            let _ = tokio::time::timeout(Duration::from_secs(1), async {
-                tokio::select! {
-                    () = closing.triggered() => {}
-                    () = woken => {}
-                }
-            })
+            let (contest, closing) = (feed.ctx.contest.id, feed.state.closing.clone());
+            platform::lifecycle::wait_for_change(
+                &mut feed.changes,
+                &contest,
+                Duration::from_secs(1),
+                &closing,
+            )
             .await;
         }
     });
