@@ -62,6 +62,8 @@ struct ContestBench {
     scoreboard_api: Percentiles,
     /// `GET /api/contest-api/contests/{id}/scoreboard`.
     clics_scoreboard: Percentiles,
+    /// The console's scoreboard page (HTML, through the API in process).
+    scoreboard_page: Percentiles,
 }
 
 /// Every bench user exists; usernames are `u<id>`.
@@ -80,6 +82,13 @@ impl UserDirectory for BenchUsers {
             .strip_prefix('u')
             .and_then(|n| n.parse().ok())
             .map(UserId))
+    }
+}
+
+#[async_trait]
+impl contracts::TokenVerifier for BenchUsers {
+    async fn verify_access(&self, _: &str) -> Result<Principal, contracts::TokenRejection> {
+        Err(contracts::TokenRejection::Malformed)
     }
 }
 
@@ -148,6 +157,7 @@ pub fn run(args: ContestArgs) -> anyhow::Result<std::process::ExitCode> {
         show("consumer event", &bench.consumer_event);
         show("scoreboard API", &bench.scoreboard_api);
         show("CLICS scoreboard", &bench.clics_scoreboard);
+        show("scoreboard page", &bench.scoreboard_page);
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -371,7 +381,17 @@ async fn measure(args: &ContestArgs) -> anyhow::Result<ContestBench> {
         }
         Ok::<_, anyhow::Error>(percentiles(ms))
     };
+    let console = web::routes(
+        web::Api::new(
+            api.clone()
+                .layer(axum::Extension(platform::http::Verifier(Arc::new(
+                    BenchUsers,
+                )))),
+        ),
+        false,
+    );
     let scoreboard_api = read(api, "/api/v1/contests/bench/scoreboard").await?;
+    let scoreboard_page = read(console, "/contests/bench/scoreboard").await?;
     let clics_scoreboard = read(clics, "/api/contest-api/contests/bench/scoreboard").await?;
     Ok(ContestBench {
         backend,
@@ -385,5 +405,6 @@ async fn measure(args: &ContestArgs) -> anyhow::Result<ContestBench> {
         consumer_event: percentiles(consumer_ms),
         scoreboard_api,
         clics_scoreboard,
+        scoreboard_page,
     })
 }
