@@ -622,7 +622,7 @@ const MAX_CONTEST_PACKAGE_BYTES: usize = 256 << 20;
     request_body(content = Vec<u8>, content_type = "application/zip"),
     responses(
         (status = 201, description = "Imported", body = super::package::ImportReport),
-        (status = 403, description = "Not a setter", body = ProblemDetails),
+        (status = 403, description = "Not an admin", body = ProblemDetails),
         (status = 409, description = "The contest id is taken", body = ProblemDetails),
         (status = 413, description = "Too large", body = ProblemDetails),
         (status = 422, description = "Not a valid package (the reason says where)", body = ProblemDetails),
@@ -633,10 +633,8 @@ async fn import_package(
     ApiQuery(query): ApiQuery<ImportQuery>,
     body: axum::body::Body,
 ) -> Result<(StatusCode, Json<super::package::ImportReport>)> {
-    if !caller.0.can(contracts::Permission::ManageContests) {
-        return Err(ApiError::forbidden(
-            "only setters and admins import contests",
-        ));
+    if caller.0.role != contracts::Role::Admin {
+        return Err(ApiError::forbidden("only admins import contest packages"));
     }
     let bytes = axum::body::to_bytes(body, MAX_CONTEST_PACKAGE_BYTES)
         .await
