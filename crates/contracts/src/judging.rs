@@ -91,6 +91,58 @@ pub struct TestOutcome {
     /// Sample tests only.
     #[serde(default)]
     pub output: Option<String>,
+    /// Function problems: what the case showed (see [`CaseDetail`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<CaseDetail>,
+}
+
+/// What one test case of a function problem showed. The judge records the arguments and
+/// the expected and returned values of sample cases only; the API shows a submission's
+/// author the whole detail of sample cases and only the exception's type and frames of the
+/// others (their messages and prints could carry hidden data).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct CaseDetail {
+    /// The arguments, one JSON value per line (sample cases only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// The expected value as canonical JSON (sample cases only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// The returned value as canonical JSON (sample cases only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+    /// The exception the call raised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<CaseError>,
+    /// What the user's code printed during the case (capped).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stdout: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+}
+
+/// An exception raised by the user's code during a case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct CaseError {
+    /// `IndexError`, `java.lang.ArrayIndexOutOfBoundsException`, `panic`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub message: String,
+    /// The frames in the user's own file, innermost last as the language prints them.
+    #[serde(default)]
+    pub frames: Vec<CaseFrame>,
+    /// For a design class: the call (index in the operation list) that raised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<u32>,
+}
+
+/// A line of the user's code in an exception's stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct CaseFrame {
+    pub line: u32,
+    #[serde(default)]
+    pub function: String,
 }
 
 /// The result of judging one generation.

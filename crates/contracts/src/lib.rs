@@ -22,7 +22,8 @@ pub use identity::{
 };
 pub use ids::{AttemptId, Generation, ProblemId, SubmissionId, UserId};
 pub use judging::{
-    wire, Acquired, FinishedTest, JudgeJob, JudgeMessage, JudgeProgress, JudgeResult, JudgingPort,
-    PackagePreparer, PortError, ProblemPackagePort, StaleReason, TestOutcome,
+    wire, Acquired, CaseDetail, CaseError, CaseFrame, FinishedTest, JudgeJob, JudgeMessage,
+    JudgeProgress, JudgeResult, JudgingPort, PackagePreparer, PortError, ProblemPackagePort,
+    StaleReason, TestOutcome,
 };
 pub use verdict::Verdict;

@@ -129,6 +129,7 @@ pub fn to_result(report: &JudgeReport) -> JudgeResult {
                 message: t.message.clone(),
                 score: t.score,
                 output: t.output.clone(),
+                detail: t.detail.clone(),
             })
             .collect(),
         subtasks: report.subtasks.clone(),

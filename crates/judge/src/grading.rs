@@ -163,6 +163,7 @@ pub(crate) fn aggregate(
             score: None,
             output: None,
             package_fault: false,
+            detail: None,
         });
         if result.verdict != Verdict::AC {
             failures.record(plan, index);
@@ -456,6 +457,7 @@ mod tests {
             input_validators: Vec::new(),
             invalid_inputs: Vec::new(),
             output_cases: Vec::new(),
+            function: None,
             warnings: Vec::new(),
         }
     }
@@ -472,6 +474,7 @@ mod tests {
             score: None,
             output: None,
             package_fault: false,
+            detail: None,
         })
     }
 

@@ -95,7 +95,7 @@ impl Abort {
     }
 
     /// Runs `spec`, cancellable by this abort while it runs.
-    fn run(
+    pub(crate) fn run(
         &self,
         sandbox: &dyn Sandbox,
         spec: &RunSpec,
@@ -193,6 +193,9 @@ pub struct TestResult {
     /// An SE the package caused (its validator misbehaved), as opposed to the judge failing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub package_fault: bool,
+    /// Function problems: the case's arguments, values, exception and prints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<contracts::CaseDetail>,
 }
 
 /// The result of judging one submission.
@@ -215,7 +218,7 @@ pub struct JudgeReport {
 
 impl TestResult {
     /// The result with a decision's verdict, message, score and fault.
-    fn decided(self, decision: Decision) -> Self {
+    pub(crate) fn decided(self, decision: Decision) -> Self {
         Self {
             verdict: decision.verdict,
             message: decision.message,
@@ -226,7 +229,7 @@ impl TestResult {
     }
 
     /// A test's result before it is judged (a system error until something better is known).
-    fn unjudged(case: &TestCase) -> Self {
+    pub(crate) fn unjudged(case: &TestCase) -> Self {
         Self {
             name: case.name.clone(),
             group: case
@@ -241,6 +244,7 @@ impl TestResult {
             score: None,
             output: None,
             package_fault: false,
+            detail: None,
         }
     }
 }
@@ -324,6 +328,10 @@ impl Compiled {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )?;
         Ok(Some(dir))
+    }
+
+    pub(crate) fn language(&self) -> &Language {
+        &self.language
     }
 
     /// Memory the language's runtime needs beyond the program's own limit.
@@ -834,18 +842,10 @@ impl<'a> Judge<'a> {
         if let Err(reason) = refused {
             progress(Progress::Compiled { ok: false });
             return Ok(JudgeReport {
-                verdict: Verdict::CE,
-                score: (problem.kind == ProblemKind::Scoring).then_some(0.0),
-                max_score: max_score(problem),
-                time_ms: 0,
-                memory_kib: 0,
                 compile_output: reason,
-                tests: Vec::new(),
-                subtasks: Vec::new(),
+                ..failed_report(problem, Verdict::CE)
             });
         }
-        files.include(problem.included_files(&language.config.id)?);
-        progress(Progress::Compiling);
         let limits = CompileLimits {
             cpu_time_ms: problem.limits.compilation_time_s * 1000,
             memory_mib: problem
@@ -854,19 +854,33 @@ impl<'a> Judge<'a> {
                 .max(language.config.compile_limits.memory_mib),
             ..language.config.compile_limits
         };
+        if let Some(function) = &problem.function {
+            let [(_, source)] = files.files.as_slice() else {
+                progress(Progress::Compiled { ok: false });
+                return Ok(JudgeReport {
+                    compile_output: "a function problem takes one source file".into(),
+                    ..failed_report(problem, Verdict::CE)
+                });
+            };
+            return self.judge_function(
+                prepared,
+                function,
+                language_id,
+                source,
+                limits,
+                &options,
+                progress,
+            );
+        }
+        files.include(problem.included_files(&language.config.id)?);
+        progress(Progress::Compiling);
         let (program, compile_output) = match self.compile(language, &files, limits)? {
             Compilation::Ready(program, output) => (program, output),
             Compilation::Failed { verdict, output } => {
                 progress(Progress::Compiled { ok: false });
                 return Ok(JudgeReport {
-                    verdict,
-                    score: (problem.kind == ProblemKind::Scoring).then_some(0.0),
-                    max_score: max_score(problem),
-                    time_ms: 0,
-                    memory_kib: 0,
                     compile_output: output,
-                    tests: Vec::new(),
-                    subtasks: Vec::new(),
+                    ..failed_report(problem, verdict)
                 });
             }
         };
@@ -1107,7 +1121,7 @@ impl<'a> Judge<'a> {
     }
 
     /// Checks a finished run's output.
-    fn check(
+    pub(crate) fn check(
         &self,
         prepared: &PreparedProblem<'_>,
         case: &TestCase,
@@ -1157,6 +1171,7 @@ impl<'a> Judge<'a> {
                         let fds = PassedFds {
                             stdin: Some(reader),
                             stdout: None,
+                            stderr: None,
                         };
                         (spec.stdin(Stdin::Passed), fds)
                     },
@@ -1320,6 +1335,7 @@ impl<'a> Judge<'a> {
             PassedFds {
                 stdin: Some(submission_reads),
                 stdout: Some(submission_writes),
+                stderr: None,
             },
         ) {
             Ok(run) => run,
@@ -1350,6 +1366,7 @@ impl<'a> Judge<'a> {
                     let fds = PassedFds {
                         stdin: Some(validator_reads),
                         stdout: Some(validator_writes),
+                        stderr: None,
                     };
                     (spec, fds)
                 },
@@ -1376,6 +1393,20 @@ impl<'a> Judge<'a> {
         abort.untrack(tracked);
         let decision = interactive_decision(decision, &outcome);
         (Some(outcome), decision)
+    }
+}
+
+/// The report of a submission that never got to run a test (refused, or did not compile).
+pub(crate) fn failed_report(problem: &Problem, verdict: Verdict) -> JudgeReport {
+    JudgeReport {
+        verdict,
+        score: (problem.kind == ProblemKind::Scoring).then_some(0.0),
+        max_score: max_score(problem),
+        time_ms: 0,
+        memory_kib: 0,
+        compile_output: String::new(),
+        tests: Vec::new(),
+        subtasks: Vec::new(),
     }
 }
 

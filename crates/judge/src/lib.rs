@@ -7,6 +7,7 @@
 mod catalog;
 pub mod checker;
 pub mod files;
+pub mod function;
 mod grading;
 pub mod input_validation;
 mod judging;

@@ -50,6 +50,7 @@ impl CapturedOutput {
         Ok(PassedFds {
             stdin: None,
             stdout: Some(OwnedFd::from(self.file.try_clone()?)),
+            stderr: None,
         })
     }
 

@@ -563,6 +563,24 @@ impl RunCgroup {
         }
     }
 
+    /// The processes in the run's cgroup (their pids in the supervisor's namespace).
+    pub fn processes(&self) -> Result<Vec<libc::pid_t>, CgroupError> {
+        Ok(self
+            .dir(0)
+            .read("cgroup.procs")?
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .collect())
+    }
+
+    /// Peak memory of the whole tree so far.
+    pub fn peak_memory_bytes(&self) -> Result<u64, CgroupError> {
+        match self.version {
+            CgroupVersion::V1 => self.dir(0).read_u64("memory.max_usage_in_bytes"),
+            CgroupVersion::V2 => self.dir(0).read_u64("memory.peak"),
+        }
+    }
+
     pub fn stats(&self) -> Result<CgroupStats, CgroupError> {
         let cpu_time_us = self.cpu_time_us()?;
         let memory = self.dir(0);

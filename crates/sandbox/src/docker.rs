@@ -180,6 +180,12 @@ impl Sandbox for DockerSandbox {
     fn start(&self, spec: &RunSpec, fds: PassedFds) -> Result<Box<dyn Run + '_>, SpecError> {
         spec.validate()?;
         fds.check(spec)?;
+        if spec.records.is_some() || spec.stderr == crate::spec::Stderr::Passed {
+            return Ok(Box::new(Finished(RunOutcome::infrastructure(
+                Status::ConfigError,
+                "the docker backend has no report channel and no passed stderr",
+            ))));
+        }
         let seccomp = match self.resolve_seccomp(spec) {
             Ok(path) => path,
             Err(message) => {
@@ -341,6 +347,7 @@ impl Run for DockerRun {
                     .unwrap_or_default()
                     .to_string()
             }),
+            records: Vec::new(),
         }
     }
 }

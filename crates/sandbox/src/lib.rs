@@ -31,7 +31,9 @@ pub use identity::{IdentityError, IdentityRange, RANGE_VARIABLE};
 pub use native::{supervisor_main, NativeSandbox, SupervisorCommand, SUPERVISOR_ARG};
 pub use outcome::{Fault, RunOutcome, Status};
 pub use seccomp::Profile;
-pub use spec::{Bind, Limits, PassedFds, RunSpec, SpecError, Stdin, Stdout};
+pub use spec::{
+    Bind, Limits, PassedFds, Record, Records, RunSpec, SpecError, Stderr, Stdin, Stdout, RECORDS_FD,
+};
 
 /// Runs programs inside an isolation boundary.
 ///

@@ -114,6 +114,9 @@ pub struct RunOutcome {
     pub cancelled: bool,
     /// Why an infrastructure status happened (never user data).
     pub message: Option<String>,
+    /// The report channel's records, stamped as they arrived ([`crate::Records`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<crate::spec::Record>,
 }
 
 impl RunOutcome {
@@ -133,13 +136,14 @@ impl RunOutcome {
             output_truncated: false,
             cancelled: false,
             message: Some(message.into()),
+            records: Vec::new(),
         }
     }
 }
 
 /// Output bytes in JSON, exactly: a string when they are UTF-8, else `{"base64": "..."}`
 /// (so a program's invalid bytes and a literal U+FFFD never become the same text).
-mod exact_bytes {
+pub(crate) mod exact_bytes {
     use base64::Engine;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -98,7 +98,7 @@ fn request_frame(spec: &RunSpec) -> io::Result<Vec<u8>> {
 
 /// Sends a request with its descriptors attached to the tag byte.
 pub fn send_request(socket: &UnixStream, spec: &RunSpec, fds: &PassedFds) -> io::Result<()> {
-    let passed: Vec<_> = [&fds.stdin, &fds.stdout]
+    let passed: Vec<_> = [&fds.stdin, &fds.stdout, &fds.stderr]
         .into_iter()
         .flatten()
         .map(|fd| fd.as_raw_fd())
@@ -140,7 +140,7 @@ pub fn receive_request(socket: &UnixStream) -> io::Result<Incoming> {
                 .pop()
                 .ok_or_else(|| invalid("stdin bytes missing".into()))?;
         }
-        // Descriptors arrive in order: stdin (if passed), then stdout (if passed).
+        // Descriptors arrive in order: stdin, stdout, stderr (each if passed).
         fds.reverse();
         let mut take = |wanted: bool| -> io::Result<Option<OwnedFd>> {
             if wanted {
@@ -154,21 +154,39 @@ pub fn receive_request(socket: &UnixStream) -> io::Result<Incoming> {
         let passed = PassedFds {
             stdin: take(spec.stdin == Stdin::Passed)?,
             stdout: take(spec.stdout.takes_descriptor())?,
+            stderr: take(spec.stderr == crate::spec::Stderr::Passed)?,
         };
         return Ok(Incoming::Request(Box::new(spec), passed));
     }
 }
 
+/// Writes an outcome: its header as JSON, then stdout, stderr and the records' lines as
+/// blobs (a record's line holds no newline, so the lines travel joined by newlines and the
+/// header keeps only their stamps).
 pub fn write_response(out: impl Write, outcome: &RunOutcome) -> io::Result<()> {
     let header = RunOutcome {
         stdout: Vec::new(),
         stderr: Vec::new(),
+        records: outcome
+            .records
+            .iter()
+            .map(|r| crate::spec::Record {
+                line: Vec::new(),
+                ..r.clone()
+            })
+            .collect(),
         ..outcome.clone()
     };
+    let lines = outcome
+        .records
+        .iter()
+        .map(|r| r.line.as_slice())
+        .collect::<Vec<_>>()
+        .join(&b'\n');
     write_frame(
         out,
         &serde_json::to_vec(&header)?,
-        &[&outcome.stdout, &outcome.stderr],
+        &[&outcome.stdout, &outcome.stderr, &lines],
     )
 }
 
@@ -176,11 +194,21 @@ pub fn read_response(input: impl Read) -> io::Result<RunOutcome> {
     let Frame { header, mut blobs } =
         read_frame(input)?.ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
     let mut outcome: RunOutcome = serde_json::from_slice(&header)?;
-    if blobs.len() != 2 {
+    if blobs.len() != 3 {
         return Err(invalid(format!("response with {} blobs", blobs.len())));
     }
+    let lines = blobs.pop().unwrap();
     outcome.stderr = blobs.pop().unwrap();
     outcome.stdout = blobs.pop().unwrap();
+    if !outcome.records.is_empty() {
+        let mut lines = lines.split(|b| *b == b'\n');
+        for record in &mut outcome.records {
+            record.line = lines
+                .next()
+                .ok_or_else(|| invalid("a record's line is missing".into()))?
+                .to_vec();
+        }
+    }
     Ok(outcome)
 }
 
@@ -225,6 +253,7 @@ mod tests {
         let fds = PassedFds {
             stdin: Some(read),
             stdout: Some(write),
+            stderr: None,
         };
         send_request(&client, &spec, &fds).unwrap();
         drop(fds);
@@ -242,6 +271,16 @@ mod tests {
         let mut outcome = RunOutcome::infrastructure(Status::LaunchFailure, "x");
         outcome.stdout = vec![0xff, 0xfe, b'a'];
         outcome.stderr = b"err".to_vec();
+        outcome.records = ["{\"a\":1}", "", "last"]
+            .iter()
+            .enumerate()
+            .map(|(i, line)| crate::spec::Record {
+                line: line.as_bytes().to_vec(),
+                cpu_time_us: i as u64,
+                wall_time_us: 10,
+                memory_kib: 20,
+            })
+            .collect();
         let mut wire = Vec::new();
         write_response(&mut wire, &outcome).unwrap();
         assert_eq!(read_response(wire.as_slice()).unwrap(), outcome);

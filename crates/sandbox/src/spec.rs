@@ -27,6 +27,11 @@ pub struct RunSpec {
     pub binds: Vec<Bind>,
     pub stdin: Stdin,
     pub stdout: Stdout,
+    #[serde(default)]
+    pub stderr: Stderr,
+    /// A report channel on descriptor 3 (see [`Records`]).
+    #[serde(default)]
+    pub records: Option<Records>,
     pub limits: Limits,
     pub profile: Profile,
 }
@@ -45,6 +50,8 @@ impl RunSpec {
             binds: Vec::new(),
             stdin: Stdin::Null,
             stdout: Stdout::Capture,
+            stderr: Stderr::Capture,
+            records: None,
             limits: Limits::default(),
             profile: Profile::Native,
         }
@@ -72,6 +79,16 @@ impl RunSpec {
 
     pub fn stdout(mut self, stdout: Stdout) -> Self {
         self.stdout = stdout;
+        self
+    }
+
+    pub fn stderr(mut self, stderr: Stderr) -> Self {
+        self.stderr = stderr;
+        self
+    }
+
+    pub fn records(mut self, records: Records) -> Self {
+        self.records = Some(records);
         self
     }
 
@@ -160,6 +177,9 @@ impl RunSpec {
             {
                 return Err(SpecError::ReservedBindTarget(bind.target.clone()));
             }
+        }
+        if let Some(records) = &self.records {
+            records.validate()?;
         }
         self.limits.validate()
     }
@@ -269,12 +289,79 @@ impl Stdout {
     }
 }
 
+/// Where the program's standard error goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Stderr {
+    /// Captured up to `stderr_bytes` and returned in the outcome.
+    #[default]
+    Capture,
+    /// The descriptor passed with the request ([`PassedFds::stderr`]); nothing is captured.
+    Passed,
+}
+
+/// A channel the program reports on: the write end of a pipe at descriptor 3, which the
+/// supervisor reads. Each line is a record, stamped on arrival with the run's CPU time (the
+/// cgroup's), wall time and peak memory, so a caller can measure the work between two
+/// records from the kernel's accounting rather than from the program's word. The time
+/// between records is limited too: a record must follow the previous one (or the start)
+/// within its budget, else the run is killed at the time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Records {
+    /// CPU time from the start to the first record.
+    pub first_cpu_ms: u64,
+    /// CPU time between one record and the next.
+    pub cpu_ms: u64,
+    /// Wall-clock time between one record and the next (and from the start to the first).
+    pub wall_ms: u64,
+    /// Longest record, in bytes; a longer one ends the run (`output_limit`).
+    pub max_record_bytes: u64,
+}
+
+impl Records {
+    fn validate(&self) -> Result<(), SpecError> {
+        for (name, value, minimum) in [
+            ("records.first_cpu_ms", self.first_cpu_ms, 1),
+            ("records.cpu_ms", self.cpu_ms, 1),
+            ("records.wall_ms", self.wall_ms, 1),
+            ("records.max_record_bytes", self.max_record_bytes, 64),
+        ] {
+            if value < minimum {
+                return Err(SpecError::LimitTooSmall {
+                    name,
+                    value,
+                    minimum,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where records arrive inside the program.
+pub const RECORDS_FD: i32 = 3;
+
+/// One record of a run's report channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The line, without its newline.
+    #[serde(with = "crate::outcome::exact_bytes")]
+    pub line: Vec<u8>,
+    /// The run's CPU time (every thread of every process) when the record arrived.
+    pub cpu_time_us: u64,
+    /// Wall-clock time since the run started when the record arrived.
+    pub wall_time_us: u64,
+    /// The run's peak memory so far.
+    pub memory_kib: u64,
+}
+
 /// Descriptors handed to a run. They are moved in, so the caller keeps no copy that would hold
 /// a pipe open after the run's own end closes.
 #[derive(Debug, Default)]
 pub struct PassedFds {
     pub stdin: Option<std::os::fd::OwnedFd>,
     pub stdout: Option<std::os::fd::OwnedFd>,
+    pub stderr: Option<std::os::fd::OwnedFd>,
 }
 
 impl PassedFds {
@@ -287,6 +374,9 @@ impl PassedFds {
         }
         if wants_stdout != self.stdout.is_some() {
             return Err(SpecError::DescriptorMismatch("stdout"));
+        }
+        if (spec.stderr == Stderr::Passed) != self.stderr.is_some() {
+            return Err(SpecError::DescriptorMismatch("stderr"));
         }
         Ok(())
     }

@@ -99,6 +99,7 @@ fn result(verdict: Verdict) -> JudgeResult {
             message: String::new(),
             score: None,
             output: None,
+            detail: None,
         }],
         subtasks: Vec::new(),
     }

@@ -578,6 +578,7 @@ impl ContestService {
                             message: String::new(),
                             score: None,
                             output: None,
+                            detail: None,
                         }
                     })
                     .collect();

@@ -238,6 +238,8 @@ pub struct Problem {
     /// `data/valid_output/` and `data/invalid_output/` (2025-09): each `.in` with its `.ans`
     /// and an `.out` the output validator must accept (`true`) or reject (`false`).
     pub output_cases: Vec<(PathBuf, bool)>,
+    /// `function/`: a function-signature problem (see [`crate::function`]).
+    pub function: Option<crate::function::FunctionSpec>,
     pub warnings: Vec<PackageWarning>,
 }
 
@@ -314,6 +316,16 @@ impl Problem {
             _ => {}
         }
         let submissions = submissions::find(&dir, config.submit_answer, &mut warnings)?;
+        let function = crate::function::FunctionSpec::load(&dir)?;
+        if let Some(spec) = &function {
+            check_function_problem(
+                spec,
+                (config.submit_answer, config.multi_pass),
+                &validation,
+                &data,
+                &dir,
+            )?;
+        }
         Ok(Problem {
             dir,
             version: config.version,
@@ -336,6 +348,7 @@ impl Problem {
             input_validators,
             invalid_inputs,
             output_cases,
+            function,
             warnings,
         })
     }
@@ -399,6 +412,68 @@ impl Problem {
         files.sort();
         Ok(files)
     }
+}
+
+/// A function problem is judged by comparing values: it cannot also be interactive,
+/// multi-pass or submit-answer, its `checker` comparison needs the output validator (and the
+/// validator needs that comparison), and every test case must fit the signature.
+fn check_function_problem(
+    spec: &crate::function::FunctionSpec,
+    (submit_answer, multi_pass): (bool, bool),
+    validation: &Validation,
+    data: &TestGroup,
+    dir: &Path,
+) -> Result<(), PackageError> {
+    use crate::function::CompareMode;
+    let conflict = if submit_answer {
+        Some("submit-answer")
+    } else if multi_pass {
+        Some("multi-pass")
+    } else if matches!(
+        validation,
+        Validation::Custom {
+            interactive: true,
+            ..
+        }
+    ) {
+        Some("interactive")
+    } else {
+        None
+    };
+    if let Some(kind) = conflict {
+        return Err(PackageError::new(
+            "function",
+            format!("a function problem cannot be {kind}"),
+        ));
+    }
+    let checker = spec.compare.mode == CompareMode::Checker;
+    match (checker, validation) {
+        (true, Validation::Default) => {
+            return Err(PackageError::key(
+                "function/config.yaml",
+                "compare",
+                "the checker comparison needs an output validator (custom validation)",
+            ))
+        }
+        (false, Validation::Custom { .. }) => {
+            return Err(PackageError::key(
+                "function/config.yaml",
+                "compare",
+                "the package has an output validator: set compare: checker to use it",
+            ))
+        }
+        _ => {}
+    }
+    for case in data.cases_in_order() {
+        if case.static_validation.is_some() {
+            return Err(PackageError::new(
+                "data",
+                "a function problem has no static validation",
+            ));
+        }
+        spec.check_case(&case.input, &case.answer, dir)?;
+    }
+    Ok(())
 }
 
 /// DOMjudge's `.timelimit` (seconds); used when `problem.yaml` has no `limits.time_limit`.

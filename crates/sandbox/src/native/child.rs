@@ -27,6 +27,8 @@ pub struct ChildPlan<'a> {
     pub stdin: RawFd,
     pub stdout: RawFd,
     pub stderr: RawFd,
+    /// The report channel's write end, put at [`crate::spec::RECORDS_FD`].
+    pub records: Option<RawFd>,
     pub status_pipe: RawFd,
     pub error_pipe: RawFd,
     /// Readable when the caller cancels the run: init kills the tree and still reports how the
@@ -403,8 +405,13 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
             err,
         );
     }
-    for (from, to) in [(plan.stdin, 0), (plan.stdout, 1), (plan.stderr, 2)] {
-        // SAFETY: duplicating descriptors this process owns.
+    let records = plan.records.map(|fd| (fd, crate::spec::RECORDS_FD));
+    for (from, to) in [(plan.stdin, 0), (plan.stdout, 1), (plan.stderr, 2)]
+        .into_iter()
+        .chain(records)
+    {
+        // SAFETY: duplicating descriptors this process owns. Number 3 is free to replace:
+        // the supervisor reserved it, so none of init's own descriptors has it.
         if let Err(err) = check(unsafe { libc::dup2(from, to) }) {
             fail(plan, SetupFailure::Launch, "redirect stdio", err);
         }
@@ -444,12 +451,14 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
     if let Err(err) = drop_privileges(plan.uid, plan.gid) {
         fail(plan, SetupFailure::Config, "drop privileges", err);
     }
-    // Everything but 0, 1 and 2 closes at exec (the error pipe stays usable until then).
+    // Everything but 0, 1 and 2 (and 3, the report channel, when there is one) closes at
+    // exec (the error pipe stays usable until then).
+    let first_closed = if plan.records.is_some() { 4u32 } else { 3u32 };
     // SAFETY: close_range marks descriptors close-on-exec; no memory is involved.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_close_range,
-            3u32,
+            first_closed,
             u32::MAX,
             libc::CLOSE_RANGE_CLOEXEC,
         )

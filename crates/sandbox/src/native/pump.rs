@@ -10,7 +10,7 @@ use crate::capture::{CaptureSink, Captured};
 use crate::cgroup::RunCgroup;
 use crate::outcome::EnforcedKill;
 use crate::protocol;
-use crate::spec::RunSpec;
+use crate::spec::{Record, Records, RunSpec};
 use crate::sys;
 
 /// What the poll loop observed.
@@ -23,6 +23,7 @@ pub(super) struct Pumped {
     pub(super) stderr: io::Result<Captured>,
     pub(super) enforced: Option<EnforcedKill>,
     pub(super) client_gone: bool,
+    pub(super) records: Vec<Record>,
 }
 
 /// The poll loop of one run: stdio, limits, and the init's exit.
@@ -33,9 +34,12 @@ pub(super) struct Pump<'a> {
     stderr_cap: usize,
     cpu_limit_us: u64,
     cpus: u64,
+    started: Instant,
     deadline: Instant,
     control: RawFd,
     enforced: Option<EnforcedKill>,
+    /// The report channel's budgets, when the run has one.
+    records: Option<Records>,
 }
 
 impl<'a> Pump<'a> {
@@ -54,9 +58,11 @@ impl<'a> Pump<'a> {
             stderr_cap: usize::try_from(spec.limits.stderr_bytes).unwrap_or(usize::MAX),
             cpu_limit_us: spec.limits.cpu_time_ms * 1_000,
             cpus,
+            started,
             deadline: started + Duration::from_millis(spec.limits.wall_time_ms),
             control,
             enforced: None,
+            records: spec.records,
         }
     }
 
@@ -67,9 +73,14 @@ impl<'a> Pump<'a> {
         }
     }
 
-    /// How long until the CPU budget could be exhausted with every CPU busy.
-    fn cpu_check_interval(&self, used_us: u64) -> Duration {
-        let remaining = self.cpu_limit_us.saturating_sub(used_us) / self.cpus.max(1);
+    /// How long until the CPU budget (the run's, or the current record's) could be exhausted
+    /// with every CPU busy.
+    fn cpu_check_interval(&self, used_us: u64, channel: &RecordChannel) -> Duration {
+        let run = self.cpu_limit_us.saturating_sub(used_us);
+        let record = channel.budget_us().map_or(u64::MAX, |budget| {
+            (channel.cpu_base_us + budget).saturating_sub(used_us)
+        });
+        let remaining = run.min(record) / self.cpus.max(1);
         Duration::from_micros(remaining.clamp(1_000, 100_000))
     }
 
@@ -77,13 +88,15 @@ impl<'a> Pump<'a> {
         mut self,
         stdout: Option<OwnedFd>,
         stdout_file: Option<OwnedFd>,
-        stderr: OwnedFd,
+        stderr: Option<OwnedFd>,
+        records: Option<OwnedFd>,
         mut stdin: Option<(OwnedFd, Vec<u8>)>,
         status: &OwnedFd,
         cancel: &OwnedFd,
     ) -> Pumped {
         let mut out = Stream::new(stdout, CaptureSink::new(stdout_file, self.cap));
-        let mut err = Stream::new(Some(stderr), CaptureSink::new(None, self.stderr_cap));
+        let mut err = Stream::new(stderr, CaptureSink::new(None, self.stderr_cap));
+        let mut channel = RecordChannel::new(records, self.records, self.started);
         let mut stdin_written = 0usize;
         let mut client_gone = false;
         let mut cancel_sent = false;
@@ -93,22 +106,23 @@ impl<'a> Pump<'a> {
 
         loop {
             let now = Instant::now();
-            if now >= self.deadline {
+            if now >= self.deadline || channel.wall_deadline().is_some_and(|d| now >= d) {
                 self.enforce(EnforcedKill::WallTime);
             }
             if now >= next_cpu_check && self.enforced.is_none() {
                 let used = self.cgroup.cpu_time_us().unwrap_or(0);
-                if used > self.cpu_limit_us {
+                if used > self.cpu_limit_us || channel.over_budget(used) {
                     self.enforce(EnforcedKill::CpuTime);
                 }
-                next_cpu_check = now + self.cpu_check_interval(used);
+                next_cpu_check = now + self.cpu_check_interval(used, &channel);
             }
             let timeout = if self.enforced.is_some() {
                 Duration::from_millis(50)
             } else {
-                next_cpu_check
-                    .min(self.deadline)
-                    .saturating_duration_since(now)
+                let deadline = channel
+                    .wall_deadline()
+                    .map_or(self.deadline, |d| d.min(self.deadline));
+                next_cpu_check.min(deadline).saturating_duration_since(now)
             };
 
             // The status pipe becomes readable with init's report, or hangs up when init dies.
@@ -119,6 +133,10 @@ impl<'a> Pump<'a> {
             });
             let err_slot = err.open.then(|| {
                 fds.push(pollfd(err.raw(), libc::POLLIN));
+                fds.len() - 1
+            });
+            let records_slot = channel.open.then(|| {
+                fds.push(pollfd(channel.raw(), libc::POLLIN));
                 fds.len() - 1
             });
             let stdin_slot = stdin.as_ref().map(|(fd, _)| {
@@ -141,6 +159,9 @@ impl<'a> Pump<'a> {
                 self.enforce(EnforcedKill::Output);
             }
             if fired(err_slot) && err.pump(&mut buf) {
+                self.enforce(EnforcedKill::Output);
+            }
+            if fired(records_slot) && channel.pump(&mut buf, self.cgroup, self.started) {
                 self.enforce(EnforcedKill::Output);
             }
             if fired(stdin_slot) {
@@ -183,12 +204,16 @@ impl<'a> Pump<'a> {
         // Every process of the run is gone; whatever is still buffered is the tail of the output.
         out.drain(&mut buf);
         err.drain(&mut buf);
+        if channel.drain(&mut buf, self.cgroup, self.started) {
+            self.enforced.get_or_insert(EnforcedKill::Output);
+        }
         Pumped {
             report,
             stdout: out.sink.finish(),
             stderr: err.sink.finish(),
             enforced: self.enforced,
             client_gone,
+            records: channel.records,
         }
     }
 }
@@ -245,4 +270,150 @@ impl Stream {
             }
         }
     }
+}
+
+/// The report channel of a run: records split at newlines, each stamped with the run's CPU
+/// time, wall time and peak memory as it arrives, and the budget of the next one.
+struct RecordChannel {
+    fd: Option<OwnedFd>,
+    budgets: Option<Records>,
+    open: bool,
+    /// The unfinished line.
+    partial: Vec<u8>,
+    records: Vec<Record>,
+    /// CPU time at the previous record (the start before the first).
+    cpu_base_us: u64,
+    /// When the previous record arrived (the start before the first); `None` without budgets.
+    wall_base: Option<Instant>,
+    /// The CPU clock of the process that writes the records (found at the first record).
+    writer_clock: Option<libc::clockid_t>,
+    /// The stamp of the previous record: stamps never go back.
+    last_stamp_us: u64,
+}
+
+impl RecordChannel {
+    fn new(fd: Option<OwnedFd>, budgets: Option<Records>, started: Instant) -> Self {
+        Self {
+            open: fd.is_some(),
+            fd,
+            budgets,
+            partial: Vec::new(),
+            records: Vec::new(),
+            cpu_base_us: 0,
+            wall_base: budgets.map(|_| started),
+            writer_clock: None,
+            last_stamp_us: 0,
+        }
+    }
+
+    /// The run's CPU time now, for a stamp. The cgroup's counter is brought up to date only
+    /// at the scheduler's ticks and switches (every 4 ms at HZ=250) while its tasks run, so a
+    /// stamp alone would round a short case to a tick; the writer's process-wide CPU clock
+    /// includes its running time exactly. The stamp is the larger of the two: exact for the
+    /// writer, and never less than the whole tree's accounting.
+    fn cpu_now_us(&mut self, cgroup: &RunCgroup) -> u64 {
+        let tree = cgroup.cpu_time_us().unwrap_or(0);
+        if self.writer_clock.is_none() {
+            self.writer_clock = cgroup
+                .processes()
+                .ok()
+                .and_then(|pids| pids.first().copied())
+                .and_then(process_clock);
+        }
+        let writer = self.writer_clock.and_then(read_clock_us).unwrap_or(0);
+        self.last_stamp_us = self.last_stamp_us.max(tree.max(writer));
+        self.last_stamp_us
+    }
+
+    fn raw(&self) -> RawFd {
+        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    /// CPU time the next record may take.
+    fn budget_us(&self) -> Option<u64> {
+        let budgets = self.budgets?;
+        let ms = if self.records.is_empty() {
+            budgets.first_cpu_ms
+        } else {
+            budgets.cpu_ms
+        };
+        Some(ms * 1_000)
+    }
+
+    fn over_budget(&self, used_us: u64) -> bool {
+        self.budget_us()
+            .is_some_and(|budget| used_us > self.cpu_base_us + budget)
+    }
+
+    fn wall_deadline(&self) -> Option<Instant> {
+        let budgets = self.budgets?;
+        Some(self.wall_base? + Duration::from_millis(budgets.wall_ms))
+    }
+
+    /// Reads what is available; returns true when a record grew past its cap.
+    fn pump(&mut self, buf: &mut [u8], cgroup: &RunCgroup, started: Instant) -> bool {
+        match sys::read(self.raw(), buf) {
+            Ok(Some(0)) | Err(_) => {
+                self.open = false;
+                false
+            }
+            Ok(None) => false,
+            Ok(Some(n)) => self.take(&buf[..n], cgroup, started),
+        }
+    }
+
+    /// Reads what is left once every writer is gone.
+    fn drain(&mut self, buf: &mut [u8], cgroup: &RunCgroup, started: Instant) -> bool {
+        let mut exceeded = false;
+        while self.open {
+            match sys::read(self.raw(), buf) {
+                Ok(Some(n)) if n > 0 => exceeded |= self.take(&buf[..n], cgroup, started),
+                _ => self.open = false,
+            }
+        }
+        exceeded
+    }
+
+    fn take(&mut self, bytes: &[u8], cgroup: &RunCgroup, started: Instant) -> bool {
+        let cap = self.budgets.map_or(usize::MAX, |b| {
+            usize::try_from(b.max_record_bytes).unwrap_or(usize::MAX)
+        });
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            self.partial.extend_from_slice(&rest[..end]);
+            rest = &rest[end + 1..];
+            if self.partial.len() > cap {
+                return true;
+            }
+            let now = Instant::now();
+            let cpu_time_us = self.cpu_now_us(cgroup);
+            self.records.push(Record {
+                line: std::mem::take(&mut self.partial),
+                cpu_time_us,
+                wall_time_us: now.duration_since(started).as_micros() as u64,
+                memory_kib: cgroup.peak_memory_bytes().unwrap_or(0) / 1024,
+            });
+            self.cpu_base_us = cpu_time_us;
+            self.wall_base = Some(now);
+        }
+        self.partial.extend_from_slice(rest);
+        self.partial.len() > cap
+    }
+}
+
+/// The process-wide CPU clock of `pid`.
+fn process_clock(pid: libc::pid_t) -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: an out-pointer to a clockid_t.
+    (unsafe { libc::clock_getcpuclockid(pid, &mut clock) } == 0).then_some(clock)
+}
+
+fn read_clock_us(clock: libc::clockid_t) -> Option<u64> {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: an out-pointer to a timespec.
+    (unsafe { libc::clock_gettime(clock, &mut time) } == 0)
+        .then(|| time.tv_sec as u64 * 1_000_000 + time.tv_nsec as u64 / 1_000)
 }

@@ -22,7 +22,7 @@ use crate::protocol::{self, Incoming};
 use crate::rootfs::{RootfsLayout, Template};
 use crate::scratch::{Scratch, ScratchError};
 use crate::seccomp::Profile;
-use crate::spec::{PassedFds, RunSpec, Stdin, Stdout};
+use crate::spec::{PassedFds, RunSpec, Stderr, Stdin, Stdout};
 use crate::sys;
 
 /// Where each run mounts its root tmpfs (inside its own mount namespace).
@@ -47,6 +47,7 @@ pub fn supervisor_main() -> ! {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // SAFETY: fd 0 is the socket the client passed; this process owns it from here on.
     let socket = UnixStream::from(unsafe { OwnedFd::from_raw_fd(0) });
+    reserve_records_fd();
     let mut supervisor = Supervisor::start(RunIdentity::claim());
     loop {
         let (spec, fds) = match protocol::receive_request(&socket) {
@@ -66,6 +67,22 @@ pub fn supervisor_main() -> ! {
         if protocol::write_response(&mut writer, &outcome).is_err() {
             std::process::exit(0);
         }
+    }
+}
+
+/// Keeps descriptor 3 taken for the supervisor's whole life, so nothing it or a run's init
+/// opens later gets that number: the program (which shares init's descriptor table until its
+/// exec) puts a run's report channel there ([`crate::spec::RECORDS_FD`]).
+fn reserve_records_fd() {
+    let fd = crate::spec::RECORDS_FD;
+    match open_read(Path::new("/dev/null")) {
+        Ok(null) if null.as_raw_fd() == fd => std::mem::forget(null),
+        Ok(null) => {
+            // Whatever was inherited at 3 is nothing this process uses.
+            // SAFETY: dup2 onto a number this process reserves; `null` closes on drop.
+            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        }
+        Err(e) => eprintln!("ulticode sandbox supervisor: open /dev/null: {e}"),
     }
 }
 
@@ -275,6 +292,20 @@ impl Supervisor {
             Ok(io) => io,
             Err((status, message)) => return RunOutcome::infrastructure(status, message),
         };
+        // The report channel belongs to the run's identity, so the program may also reach it
+        // by opening `/proc/self/fd/3` (Java can name no descriptor by number).
+        if let Some(records) = &io.child_records {
+            // SAFETY: fchown on a pipe this process owns.
+            if unsafe { libc::fchown(records.as_raw_fd(), uid, uid) } != 0 {
+                return RunOutcome::infrastructure(
+                    Status::ConfigError,
+                    format!(
+                        "give the report channel to the run: {}",
+                        io::Error::last_os_error()
+                    ),
+                );
+            }
+        }
         let netns = match self
             .netns
             .as_mut()
@@ -294,6 +325,7 @@ impl Supervisor {
             stdin: io.child_stdin.as_raw_fd(),
             stdout: io.child_stdout.as_raw_fd(),
             stderr: io.child_stderr.as_raw_fd(),
+            records: io.child_records.as_ref().map(AsRawFd::as_raw_fd),
             status_pipe: io.status_write.as_raw_fd(),
             error_pipe: io.error_write.as_raw_fd(),
             cancel: io.cancel_read.as_raw_fd(),
@@ -342,6 +374,7 @@ impl Supervisor {
             parent.stdout,
             parent.stdout_file,
             parent.stderr,
+            parent.records,
             parent.stdin_bytes,
             &parent.status_read,
             &parent.cancel_write,
@@ -434,6 +467,7 @@ impl Supervisor {
                 (None, Some(EnforcedKill::Cancelled)) => Some("cancelled by the caller".into()),
                 _ => None,
             },
+            records: pumped.records,
         }
     }
 }
@@ -571,6 +605,8 @@ struct RunIo {
     child_stdin: OwnedFd,
     child_stdout: OwnedFd,
     child_stderr: OwnedFd,
+    /// The write end of the report channel, when the spec asks for one.
+    child_records: Option<OwnedFd>,
     status_write: OwnedFd,
     error_write: OwnedFd,
     cancel_read: OwnedFd,
@@ -579,7 +615,9 @@ struct RunIo {
     stdout: Option<OwnedFd>,
     /// The caller's file that captured stdout is streamed into ([`Stdout::CaptureToFile`]).
     stdout_file: Option<OwnedFd>,
-    stderr: OwnedFd,
+    /// `None` when stderr goes to a passed descriptor.
+    stderr: Option<OwnedFd>,
+    records: Option<OwnedFd>,
     status_read: OwnedFd,
     error_read: OwnedFd,
     cancel_write: OwnedFd,
@@ -590,7 +628,8 @@ struct ParentIo {
     stdin_bytes: Option<(OwnedFd, Vec<u8>)>,
     stdout: Option<OwnedFd>,
     stdout_file: Option<OwnedFd>,
-    stderr: OwnedFd,
+    stderr: Option<OwnedFd>,
+    records: Option<OwnedFd>,
     status_read: OwnedFd,
     error_read: OwnedFd,
     cancel_write: OwnedFd,
@@ -633,11 +672,24 @@ impl RunIo {
                 (Some(read), write, file)
             }
         };
-        let (stderr, child_stderr) = sys::pipe().map_err(launch("stderr pipe"))?;
+        let (stderr, child_stderr) = match (spec.stderr, fds.stderr) {
+            (Stderr::Passed, Some(passed)) => (None, passed),
+            _ => {
+                let (read, write) = sys::pipe().map_err(launch("stderr pipe"))?;
+                (Some(read), write)
+            }
+        };
+        let (records, child_records) = match spec.records {
+            Some(_) => {
+                let (read, write) = sys::pipe().map_err(launch("records pipe"))?;
+                (Some(read), Some(write))
+            }
+            None => (None, None),
+        };
         let (status_read, status_write) = sys::pipe().map_err(launch("status pipe"))?;
         let (error_read, error_write) = sys::pipe().map_err(launch("error pipe"))?;
         let (cancel_read, cancel_write) = sys::pipe().map_err(launch("cancel pipe"))?;
-        for fd in stdout.iter().chain([&stderr]) {
+        for fd in stdout.iter().chain(&stderr).chain(&records) {
             sys::set_nonblocking(fd).map_err(launch("output pipe"))?;
         }
         Ok(Self {
@@ -645,6 +697,7 @@ impl RunIo {
             child_stdin,
             child_stdout,
             child_stderr,
+            child_records,
             status_write,
             error_write,
             cancel_read,
@@ -652,6 +705,7 @@ impl RunIo {
             stdout,
             stdout_file,
             stderr,
+            records,
             status_read,
             error_read,
             cancel_write,
@@ -665,6 +719,7 @@ impl RunIo {
             stdout: self.stdout,
             stdout_file: self.stdout_file,
             stderr: self.stderr,
+            records: self.records,
             status_read: self.status_read,
             error_read: self.error_read,
             cancel_write: self.cancel_write,

@@ -53,6 +53,7 @@ fn pipe_between_two_runs() -> Result<(), Failed> {
         PassedFds {
             stdin: None,
             stdout: Some(write),
+            stderr: None,
         },
     )?;
     let reader = sandbox().start(
@@ -63,6 +64,7 @@ fn pipe_between_two_runs() -> Result<(), Failed> {
         PassedFds {
             stdin: Some(read),
             stdout: None,
+            stderr: None,
         },
     )?;
     let (written, read) = (writer.wait(), reader.wait());
@@ -86,6 +88,7 @@ fn pair_talks_both_ways() -> Result<(), Failed> {
         PassedFds {
             stdin: Some(a_reads),
             stdout: Some(a_writes),
+            stderr: None,
         },
     )?;
     let b = sandbox().start(
@@ -97,6 +100,7 @@ fn pair_talks_both_ways() -> Result<(), Failed> {
         PassedFds {
             stdin: Some(b_reads),
             stdout: Some(b_writes),
+            stderr: None,
         },
     )?;
     let (a, b) = (a.wait(), b.wait());
@@ -116,6 +120,7 @@ fn reader_exiting_early() -> Result<(), Failed> {
         PassedFds {
             stdin: None,
             stdout: Some(write),
+            stderr: None,
         },
     )?;
     let reader = sandbox().start(
@@ -126,6 +131,7 @@ fn reader_exiting_early() -> Result<(), Failed> {
         PassedFds {
             stdin: Some(read),
             stdout: None,
+            stderr: None,
         },
     )?;
     let read = reader.wait();
@@ -191,6 +197,7 @@ fn cancel_after_the_end() -> Result<(), Failed> {
             PassedFds {
                 stdin: None,
                 stdout: Some(write),
+                stderr: None,
             },
         )?;
         let mut seen = Vec::new();
@@ -216,6 +223,7 @@ fn output_streams_into_a_file() -> Result<(), Failed> {
         PassedFds {
             stdin: None,
             stdout: Some(file.try_clone()?.into()),
+            stderr: None,
         },
     )?;
     let outcome = outcome.wait();
@@ -235,6 +243,7 @@ fn output_streams_into_a_file() -> Result<(), Failed> {
             PassedFds {
                 stdin: None,
                 stdout: Some(file.try_clone()?.into()),
+                stderr: None,
             },
         )?
         .wait();

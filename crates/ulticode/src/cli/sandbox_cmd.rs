@@ -154,6 +154,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             Some(file) => Some(file.try_clone()?.into()),
             None => None,
         },
+        stderr: None,
     };
     let spec = match captured {
         Some(_) => spec.stdout(Stdout::CaptureToFile),
