@@ -422,3 +422,40 @@ fn bestof_scores_by_average_and_best() {
         assert_eq!(row["got"], expected, "{row:#}");
     }
 }
+
+/// Function-signature problems: accepted and rejected submissions in C++, Java, Python,
+/// JavaScript, Go and Rust, judged through the generated harnesses.
+#[test]
+fn two_sum_function_problem() {
+    verify("two-sum");
+}
+
+#[test]
+fn my_pow_function_problem_with_a_tolerance() {
+    verify("my-pow");
+}
+
+#[test]
+fn group_anagrams_function_problem_in_any_order() {
+    verify("group-anagrams");
+}
+
+#[test]
+fn invert_tree_function_problem_with_tree_nodes() {
+    verify("invert-tree");
+}
+
+#[test]
+fn merge_k_lists_function_problem_with_list_nodes() {
+    verify("merge-k-lists");
+}
+
+#[test]
+fn lru_cache_design_class() {
+    verify("lru-cache");
+}
+
+#[test]
+fn rotate_image_in_place() {
+    verify("rotate-image");
+}

@@ -174,6 +174,16 @@ pub(crate) fn parse_records(records: &[Record]) -> Parsed {
         }
         match parsed.begun {
             None => {
+                // A second result for the case just finished: one of the two was not the
+                // harness's, so neither counts.
+                if k > 0 && value.get("case").and_then(Value::as_u64) == Some(k - 1) {
+                    parsed.finished.pop();
+                    parsed.violation = Some(format!(
+                        "case {} was reported twice: something other than the harness wrote on its report channel",
+                        k - 1
+                    ));
+                    return parsed;
+                }
                 if value.get("begin").and_then(Value::as_u64) != Some(k) {
                     parsed.violation = Some(format!(
                         "the report channel carried an unexpected line before case {k} began"
@@ -481,6 +491,7 @@ impl<'a> Judge<'a> {
         let abort = options.abort.clone().unwrap_or_default();
         let mut results: Vec<Option<TestResult>> = vec![None; total];
         let cases: Vec<&CaseInput> = inputs.iter().map(|(input, _)| input).collect();
+        let mut stopped = false;
         let runs = self
             .run_cases(&program, &cases, limits, &abort, &mut |index, run| {
                 let planned = &plan.cases[index];
@@ -494,14 +505,19 @@ impl<'a> Judge<'a> {
                     expected,
                     run,
                 );
-                let failed = result.verdict != Verdict::AC;
-                progress(crate::Progress::Test {
-                    index,
-                    total,
-                    result: &result,
-                });
+                // Past a failure that ends the judging, the harness's later cases do not count
+                // (nor are they shown as they come).
+                let counted = !(rules.first_failure && stopped);
+                stopped |= result.verdict != Verdict::AC;
+                if counted {
+                    progress(crate::Progress::Test {
+                        index,
+                        total,
+                        result: &result,
+                    });
+                }
                 results[index] = Some(result);
-                !(failed && rules.first_failure)
+                !(stopped && rules.first_failure)
             })
             .map_err(|e| JudgeError::Workspace(std::io::Error::other(e)))?;
         if let Some((kind, error)) = runs.load_error {
@@ -568,7 +584,7 @@ impl<'a> Judge<'a> {
                     if case.sample {
                         detail.actual = Some(actual.to_json());
                     }
-                    self.compare(prepared, spec, case, settings, expected, &actual)
+                    self.compare(prepared, spec, (case, settings), input, expected, &actual)
                 }
             },
             Ended::Raised(error) => {
@@ -598,8 +614,8 @@ impl<'a> Judge<'a> {
         &self,
         prepared: &PreparedProblem<'_>,
         spec: &FunctionSpec,
-        case: &crate::package::TestCase,
-        settings: &crate::package::GroupSettings,
+        (case, settings): (&crate::package::TestCase, &crate::package::GroupSettings),
+        input: &CaseInput,
         expected: &Canon,
         actual: &Canon,
     ) -> Decision {
@@ -610,7 +626,7 @@ impl<'a> Judge<'a> {
                 Err(e) => Decision::system_error(format!("the value for the checker: {e}")),
             };
         }
-        match spec.compare.judge(expected, actual) {
+        match spec.compare(input, expected, actual) {
             Ok(()) => Decision::verdict(Verdict::AC, String::new()),
             Err(message) => Decision::verdict(Verdict::WA, message),
         }

@@ -35,7 +35,7 @@ use serde_json::Value;
 pub use harness::HarnessLanguage;
 pub use signature::{Method, Param, Signature};
 pub use types::Type;
-pub use value::{Canon, Compare, CompareMode, Mismatch, Source};
+pub use value::{Canon, Compare, CompareMode, Difference, Mismatch, Source};
 
 use crate::package::PackageError;
 
@@ -280,6 +280,33 @@ impl FunctionSpec {
                 Ok(Canon::List(out))
             }
         }
+    }
+
+    /// Compares a returned value with the expected one; `Err` says where they differ (for a
+    /// design class, in which call: `call 5 (get)`).
+    pub fn compare(
+        &self,
+        case: &CaseInput,
+        expected: &Canon,
+        actual: &Canon,
+    ) -> Result<(), String> {
+        self.compare.judge(expected, actual).map_err(|difference| {
+            match (&self.signature, difference.path.split_first()) {
+                (Signature::Design { .. }, Some((&call, rest))) => {
+                    let op = case.operations.get(call).map_or("", String::as_str);
+                    let inside = if rest.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", position {}", value::path_text(rest))
+                    };
+                    format!(
+                        "{} in the result of call {call} ({op}){inside}",
+                        difference.what
+                    )
+                }
+                _ => difference.to_string(),
+            }
+        })
     }
 
     /// Checks one test case of the package: its input and its answer.

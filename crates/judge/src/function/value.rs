@@ -299,7 +299,7 @@ impl Compare {
 
     /// Whether `actual` is an accepted answer when `expected` is the reference; `Err` names
     /// the first position that differs (never a value: hidden answers stay hidden).
-    pub fn judge(&self, expected: &Canon, actual: &Canon) -> Result<(), String> {
+    pub fn judge(&self, expected: &Canon, actual: &Canon) -> Result<(), Difference> {
         let (expected, actual) = match self.mode {
             CompareMode::Exact | CompareMode::Float | CompareMode::Checker => {
                 (expected.clone(), actual.clone())
@@ -308,35 +308,31 @@ impl Compare {
             CompareMode::Set => (sorted_top(expected, true), sorted_top(actual, true)),
             CompareMode::AnyOrderDeep => (sorted_deep(expected), sorted_deep(actual)),
         };
-        let mut path = String::new();
-        self.equal(&expected, &actual, &mut path).map_err(|what| {
-            let place = if path.is_empty() {
-                "the value".to_string()
-            } else {
-                format!("position {path}")
-            };
-            let order = match self.mode {
-                CompareMode::AnyOrder | CompareMode::AnyOrderDeep => " (compared in any order)",
-                CompareMode::Set => " (compared as a set)",
-                _ => "",
-            };
-            format!("{what} at {place}{order}")
-        })
+        let mut path = Vec::new();
+        self.equal(&expected, &actual, &mut path)
+            .map_err(|what| Difference {
+                what,
+                path,
+                any_order: match self.mode {
+                    CompareMode::AnyOrder | CompareMode::AnyOrderDeep => " (compared in any order)",
+                    CompareMode::Set => " (compared as a set)",
+                    _ => "",
+                },
+            })
     }
 
     fn equal(
         &self,
         expected: &Canon,
         actual: &Canon,
-        path: &mut String,
+        path: &mut Vec<usize>,
     ) -> Result<(), &'static str> {
         match (expected, actual) {
             (Canon::List(e), Canon::List(a)) => {
                 for (i, (e, a)) in e.iter().zip(a).enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!("[{i}]"));
+                    path.push(i);
                     self.equal(e, a, path)?;
-                    path.truncate(len);
+                    path.pop();
                 }
                 match e.len().cmp(&a.len()) {
                     Ordering::Equal => Ok(()),
@@ -360,6 +356,37 @@ impl Compare {
             }
             (e, a) if e == a => Ok(()),
             _ => Err("a different value"),
+        }
+    }
+}
+
+/// Where a returned value first differs from the expected one: what differs and the path
+/// of indices to it (never the values themselves).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub what: &'static str,
+    pub path: Vec<usize>,
+    /// How the comparison ordered the arrays, for the message.
+    pub any_order: &'static str,
+}
+
+/// `[1][2]`.
+pub fn path_text(path: &[usize]) -> String {
+    path.iter().map(|i| format!("[{i}]")).collect()
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{} at the value{}", self.what, self.any_order)
+        } else {
+            write!(
+                f,
+                "{} at position {}{}",
+                self.what,
+                path_text(&self.path),
+                self.any_order
+            )
         }
     }
 }
@@ -609,7 +636,7 @@ mod tests {
         assert!(float.judge(&x, &y).is_ok());
         let far = check(&t("double"), &json!(0.2), Source::Returned).unwrap();
         assert_eq!(
-            float.judge(&x, &far).unwrap_err(),
+            float.judge(&x, &far).unwrap_err().to_string(),
             "a different number at the value"
         );
         let nan = check(&t("double"), &json!("NaN"), Source::Returned).unwrap();
@@ -623,10 +650,10 @@ mod tests {
         let other = check(&t("integer[]"), &json!([10, 21, 30]), Source::Returned).unwrap();
         let exact = Compare::exact();
         assert_eq!(
-            exact.judge(&expected, &shorter).unwrap_err(),
+            exact.judge(&expected, &shorter).unwrap_err().to_string(),
             "fewer elements than expected at the value"
         );
-        let message = exact.judge(&expected, &other).unwrap_err();
+        let message = exact.judge(&expected, &other).unwrap_err().to_string();
         assert_eq!(message, "a different value at position [1]");
         assert!(!message.contains("20") && !message.contains("21"));
     }

@@ -1,0 +1,6 @@
+class Solution {
+public:
+    vector<vector<string>> groupAnagrams(vector<string>& strs) {
+        return {strs};
+    }
+};

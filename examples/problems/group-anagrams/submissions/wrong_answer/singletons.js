@@ -1,0 +1,3 @@
+var groupAnagrams = function(strs) {
+    return strs.map((s) => [s]);
+};

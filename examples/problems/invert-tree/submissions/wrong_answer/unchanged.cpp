@@ -1,0 +1,6 @@
+class Solution {
+public:
+    TreeNode* invertTree(TreeNode* root) {
+        return root;
+    }
+};

@@ -1,0 +1,3 @@
+func myPow(x float64, n int) float64 {
+	return x * float64(n)
+}

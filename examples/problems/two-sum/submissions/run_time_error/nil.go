@@ -1,0 +1,5 @@
+func twoSum(nums []int, target int) []int {
+	var seen map[int]int
+	seen[nums[0]] = 0
+	return nil
+}

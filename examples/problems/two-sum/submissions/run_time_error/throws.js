@@ -1,0 +1,3 @@
+var twoSum = function(nums, target) {
+    throw new RangeError("no pair for " + target);
+};
