@@ -68,6 +68,12 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: crate::contest::schema::POSTGRES,
         sqlite: crate::contest::schema::SQLITE,
     },
+    Migration {
+        version: 4,
+        name: "function problems: the signature, comparison and starter code of the package",
+        postgres: "ALTER TABLE problems ADD COLUMN function_spec TEXT",
+        sqlite: "ALTER TABLE problems ADD COLUMN function_spec TEXT",
+    },
     platform::events::OUTBOX_MIGRATION,
     platform::events::INBOX_MIGRATION,
     platform::leases::MIGRATION,

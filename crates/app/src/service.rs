@@ -65,9 +65,47 @@ pub struct ProblemView {
     pub visibility: Visibility,
     pub has_test_data: bool,
     pub samples: Vec<Sample>,
+    /// Present for a function-signature problem: what the user writes and how it is judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionInfo>,
     pub created_by: i64,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+}
+
+/// A function-signature problem as its readers see it (from its package's `function/`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FunctionInfo {
+    /// The signature in LeetCode's metadata schema: `{name, params, return, output_param?}`
+    /// or `{classname, constructor, methods}`.
+    #[schema(value_type = Object)]
+    pub signature: serde_json::Value,
+    /// How returned values are compared: `exact`, `any_order`, `any_order_deep`, `set`,
+    /// `float` or `checker`.
+    pub compare: String,
+    /// Starter code by language id (`cpp17`, `cpp20`, `java`, `python3`, `pypy3`,
+    /// `javascript`, `go`, `rust`): the only languages the problem takes.
+    pub starters: std::collections::BTreeMap<String, String>,
+}
+
+impl FunctionInfo {
+    fn of(spec: &judge::function::FunctionSpec) -> Self {
+        let mut starters = std::collections::BTreeMap::new();
+        for language in judge::function::HarnessLanguage::ALL {
+            let starter = spec.starter(language);
+            for id in language.language_ids() {
+                starters.insert(id.to_string(), starter.clone());
+            }
+        }
+        Self {
+            signature: spec.signature.to_json(),
+            compare: serde_json::to_value(spec.compare.mode)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            starters,
+        }
+    }
 }
 
 /// A new problem. Limits default to the package's when test data is uploaded.
@@ -247,7 +285,7 @@ impl ProblemPatch {
 
 pub(crate) const COLUMNS: &str =
     "id, slug, title, statement, time_limit_ms, memory_mib, tags, difficulty,
-    visibility, package_hash, samples, created_by, created_at, updated_at";
+    visibility, package_hash, samples, function_spec, created_by, created_at, updated_at";
 
 /// The search document of `problem` at `version`: its text while it is public, a tombstone
 /// otherwise (a hidden problem must not be findable).
@@ -270,6 +308,7 @@ pub(crate) fn view_of(row: &AnyRow) -> Result<ProblemView, AppError> {
     let samples: String = row.try_get("samples")?;
     let visibility: String = row.try_get("visibility")?;
     let package: Option<String> = row.try_get("package_hash")?;
+    let function: Option<String> = row.try_get("function_spec")?;
     Ok(ProblemView {
         id: row.try_get("id")?,
         slug: row.try_get("slug")?,
@@ -286,6 +325,7 @@ pub(crate) fn view_of(row: &AnyRow) -> Result<ProblemView, AppError> {
         },
         has_test_data: package.is_some(),
         samples: serde_json::from_str(&samples).unwrap_or_default(),
+        function: function.and_then(|text| serde_json::from_str(&text).ok()),
         created_by: row.try_get("created_by")?,
         created_at_ms: row.try_get("created_at")?,
         updated_at_ms: row.try_get("updated_at")?,
@@ -631,13 +671,20 @@ impl AppService {
             })?,
             None => archive,
         };
-        let (archive, hash, limits, samples) = tokio::task::spawn_blocking(move || {
+        let (archive, hash, limits, samples, function) = tokio::task::spawn_blocking(move || {
             let _validating = validating;
             let work = tempfile::tempdir().map_err(|e| AppError::Internal(e.to_string()))?;
             let validated = archive::validate(&archive, work.path(), ArchiveLimits::default())
                 .map_err(AppError::BadPackage)?;
             let samples = samples_of(&validated.problem);
-            Ok::<_, AppError>((archive, validated.hash, validated.problem.limits, samples))
+            let function = validated.problem.function.as_ref().map(FunctionInfo::of);
+            Ok::<_, AppError>((
+                archive,
+                validated.hash,
+                validated.problem.limits,
+                samples,
+                function,
+            ))
         })
         .await
         .map_err(|e| AppError::Internal(e.to_string()))??;
@@ -673,7 +720,7 @@ impl AppService {
             .db
             .query(
                 "UPDATE problems SET package_hash = $2, samples = $3, time_limit_ms = $4,
-                    memory_mib = $5, updated_at = {now}, version = version + 1
+                    memory_mib = $5, function_spec = $6, updated_at = {now}, version = version + 1
                  WHERE slug = $1 RETURNING id, version",
             )
             .bind(slug.to_string())
@@ -681,6 +728,7 @@ impl AppService {
             .bind(serde_json::to_string(&samples).unwrap_or_else(|_| "[]".into()))
             .bind(limits.time_limit_ms.min(20_000) as i64)
             .bind(limits.memory_mib.min(2048) as i64)
+            .bind(function.map(|f| serde_json::to_string(&f).unwrap_or_default()))
             .fetch_one(&mut *tx)
             .await?;
         let (id, version): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);

@@ -26,6 +26,10 @@ pub struct RunRequest {
     pub run_id: Option<String>,
     #[serde(default)]
     pub test_case_id: Option<String>,
+    /// A function-signature problem (its slug) whose harness runs `source`: `stdin` then
+    /// holds the arguments, one JSON value per line per parameter, cases one after another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// Where a run is.
@@ -97,6 +101,45 @@ pub struct RunReport {
     pub stderr: String,
     pub output_truncated: bool,
     pub compile_output: String,
+    /// A function problem's run: each case's result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<RunCase>,
+}
+
+/// One case of a function problem's run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RunCase {
+    /// `AC` when the call returned (and matched the answer, where the arguments are a
+    /// sample's); otherwise how it ended (`WA`, `RE`, `TLE`, `MLE`, ...).
+    pub verdict: Verdict,
+    /// The arguments, one JSON value per line.
+    pub input: String,
+    /// The returned value as canonical JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The answer, when the arguments are a sample case's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::judging::CaseError>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    pub time_ms: u64,
+    pub memory_kib: u64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stdout: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+}
+
+/// What a run executes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunTarget {
+    /// The program, on its stdin.
+    Program,
+    /// The harness of the function problem whose package has this hash, on the arguments
+    /// in stdin.
+    Function { package_hash: String },
 }
 
 /// Cancels a run (idempotent).
@@ -112,6 +155,12 @@ pub trait StartedRun: Send {
 }
 
 /// Runs code in the sandbox.
+#[async_trait]
 pub trait CodeRunner: Send + Sync {
-    fn start(&self, request: &RunRequest, limits: RunLimits) -> Box<dyn StartedRun>;
+    /// Checks what only the runner can: a function problem's arguments against its
+    /// signature. `Rejected` carries the reason.
+    async fn check(&self, request: &RunRequest, target: &RunTarget) -> Result<(), PortError>;
+
+    fn start(&self, request: &RunRequest, limits: RunLimits, target: RunTarget)
+        -> Box<dyn StartedRun>;
 }

@@ -16,8 +16,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use contracts::execution::{Canceller, CodeRunner, RunLimits, RunReport, RunRequest, RunState};
-use contracts::{Permission, Principal, UserId};
+use contracts::execution::{
+    Canceller, CodeRunner, RunLimits, RunReport, RunRequest, RunState, RunTarget,
+};
+use contracts::{Permission, PortError, Principal, ProblemFacts, UserId};
 use platform::db::{AnyRow, Row};
 use platform::http::{
     idempotency_key, ApiError, ApiJson, ApiPath, Authenticated, ProblemDetails, RateLimit,
@@ -122,6 +124,15 @@ pub struct Runs {
     user_slots: Arc<Mutex<HashMap<i64, Arc<Semaphore>>>>,
     /// Cancellers of the runs executing in this process.
     running: Arc<Mutex<HashMap<String, Canceller>>>,
+    /// App's facts, for runs of function problems (which run the problem's harness).
+    problems: Option<Arc<dyn ProblemFacts>>,
+}
+
+/// What an admitted run executes, and under which limits.
+struct Job {
+    request: RunRequest,
+    target: RunTarget,
+    limits: RunLimits,
 }
 
 fn fingerprint(mode: Mode, request: &RunRequest) -> String {
@@ -130,6 +141,7 @@ fn fingerprint(mode: Mode, request: &RunRequest) -> String {
         request.language.as_bytes(),
         request.source.as_bytes(),
         request.stdin.as_bytes(),
+        request.problem.as_deref().unwrap_or_default().as_bytes(),
     ])
 }
 
@@ -174,6 +186,59 @@ impl Runs {
             user_slots: Arc::default(),
             config: Arc::new(config),
             running: Arc::default(),
+            problems: None,
+        })
+    }
+
+    /// Lets runs name a function problem (`RunRequest::problem`), through App's facts.
+    pub fn with_problems(mut self, problems: Arc<dyn ProblemFacts>) -> Self {
+        self.problems = Some(problems);
+        self
+    }
+
+    /// What `request` runs, checked before anything is recorded: the code, and for a function
+    /// problem the problem (visible to the caller, with a package) and the arguments
+    /// (against its signature). A function run's time limit per case is the problem's,
+    /// at most the mode's.
+    async fn job(
+        &self,
+        caller: &Principal,
+        request: RunRequest,
+        mut limits: RunLimits,
+    ) -> Result<Job, ApiError> {
+        self.validate(&request)?;
+        let target = match &request.problem {
+            None => RunTarget::Program,
+            Some(slug) => {
+                let problems = self.problems.as_ref().ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "function-runs-unavailable",
+                        "this node does not run function problems",
+                    )
+                })?;
+                let facts = problems.capture(caller, slug, None).await?;
+                limits.time_limit_ms = limits.time_limit_ms.min(facts.time_limit_ms);
+                RunTarget::Function {
+                    package_hash: facts.package_hash,
+                }
+            }
+        };
+        match self.runner.check(&request, &target).await {
+            Ok(()) => {}
+            Err(PortError::Rejected(reason)) => {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid-arguments",
+                    reason,
+                ))
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(Job {
+            request,
+            target,
+            limits,
         })
     }
 
@@ -278,7 +343,6 @@ impl Runs {
         key: String,
         request: &RunRequest,
     ) -> Result<Result<RunView, RunView>, ApiError> {
-        self.validate(request)?;
         let print = fingerprint(mode, request);
         if let Some(existing) = self.replay(caller.user_id, &key, &print).await? {
             return Ok(Err(existing));
@@ -355,16 +419,15 @@ impl Runs {
 
     /// Executes a queued receipt on a task of its own (so a caller that goes away cannot free
     /// the slot while the program still runs) and waits for it.
-    async fn execute(&self, user: i64, id: &str, request: RunRequest, limits: RunLimits) {
+    async fn execute(&self, user: i64, id: &str, job: Job) {
         let (runs, id) = (self.clone(), id.to_string());
-        let _ =
-            tokio::spawn(async move { runs.execute_here(user, &id, request, limits).await }).await;
+        let _ = tokio::spawn(async move { runs.execute_here(user, &id, job).await }).await;
     }
 
     /// queued → running → done (or failed), each step conditional so a cancel in between wins.
     /// The user's own slot first, then one of the node's: a user's backlog waits in line
     /// behind itself.
-    async fn execute_here(&self, user: i64, id: &str, request: RunRequest, limits: RunLimits) {
+    async fn execute_here(&self, user: i64, id: &str, job: Job) {
         let mine = self
             .user_slots
             .lock()
@@ -385,7 +448,7 @@ impl Runs {
         if !matches!(started, Ok(done) if done.rows_affected() == 1) {
             return; // cancelled before it started, or the database is gone
         }
-        let run = self.runner.start(&request, limits);
+        let run = self.runner.start(&job.request, job.limits, job.target);
         self.running
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -509,15 +572,12 @@ async fn preview(
 ) -> Result<Json<RunView>, ApiError> {
     let principal = caller_may_run(&caller, &runs)?;
     let key = request_key(&headers, &request)?;
-    let view = match runs.admit(&principal, Mode::Preview, key, &request).await? {
+    let job = runs
+        .job(&principal, request, runs.config.preview_limits)
+        .await?;
+    let view = match runs.admit(&principal, Mode::Preview, key, &job.request).await? {
         Ok(new) => {
-            runs.execute(
-                principal.user_id.0,
-                &new.id,
-                request,
-                runs.config.preview_limits,
-            )
-            .await;
+            runs.execute(principal.user_id.0, &new.id, job).await;
             runs.get(&principal, &new.id).await?
         }
         Err(existing) => existing,
@@ -546,14 +606,12 @@ async fn submit_run(
 ) -> Result<Response, ApiError> {
     let principal = caller_may_run(&caller, &runs)?;
     let key = request_key(&headers, &request)?;
-    match runs.admit(&principal, Mode::Async, key, &request).await? {
+    let job = runs.job(&principal, request, runs.config.run_limits).await?;
+    match runs.admit(&principal, Mode::Async, key, &job.request).await? {
         Ok(new) => {
             let (worker, id) = (runs.clone(), new.id.clone());
             let user = principal.user_id.0;
-            tokio::spawn(async move {
-                let limits = worker.config.run_limits;
-                worker.execute_here(user, &id, request, limits).await
-            });
+            tokio::spawn(async move { worker.execute_here(user, &id, job).await });
             Ok((StatusCode::ACCEPTED, Json(new)).into_response())
         }
         Err(existing) => Ok(Json(existing).into_response()),

@@ -20,6 +20,7 @@
 //! with the kernel's CPU accounting, and the value is parsed against the declared type and
 //! compared here, outside the sandbox. See `judging` for the protocol.
 
+mod execute;
 mod harness;
 pub(crate) mod judging;
 pub mod signature;
@@ -32,6 +33,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use execute::{FunctionExecution, MAX_CASES};
 pub use harness::HarnessLanguage;
 pub use signature::{Method, Param, Signature};
 pub use types::Type;

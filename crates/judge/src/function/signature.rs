@@ -465,6 +465,47 @@ impl Signature {
         self.types().iter().any(|t| t.mentions(node))
     }
 
+    /// The signature in LeetCode's schema, normalised (what the API shows).
+    pub fn to_json(&self) -> Value {
+        let params = |params: &[Param]| -> Value {
+            params
+                .iter()
+                .map(|p| serde_json::json!({"name": p.name, "type": p.ty.to_string()}))
+                .collect()
+        };
+        match self {
+            Signature::Function {
+                name,
+                params: ps,
+                ret,
+                output_param,
+            } => {
+                let mut out = serde_json::json!({
+                    "name": name,
+                    "params": params(ps),
+                    "return": {"type": ret.to_string()},
+                });
+                if let Some(i) = output_param {
+                    out["output_param"] = Value::String(ps[*i].name.clone());
+                }
+                out
+            }
+            Signature::Design {
+                class,
+                constructor,
+                methods,
+            } => serde_json::json!({
+                "classname": class,
+                "constructor": {"params": params(constructor)},
+                "methods": methods.iter().map(|m| serde_json::json!({
+                    "name": m.name,
+                    "params": params(&m.params),
+                    "return": {"type": m.ret.to_string()},
+                })).collect::<Vec<_>>(),
+            }),
+        }
+    }
+
     pub fn method(&self, name: &str) -> Option<&Method> {
         match self {
             Signature::Design { methods, .. } => methods.iter().find(|m| m.name == name),
@@ -505,6 +546,11 @@ mod tests {
             "return": {"type": "void"}}], "return": {"type": "boolean"}, "systemdesign": true}"#;
         let sig = Signature::parse(lru).unwrap();
         assert_eq!(sig.method("put").unwrap().ret, Type::Void);
+        // The normalised form reads back as the same signature.
+        for text in [two_sum, rotate, lru] {
+            let sig = Signature::parse(text).unwrap();
+            assert_eq!(Signature::parse(&sig.to_json().to_string()).unwrap(), sig);
+        }
     }
 
     #[test]

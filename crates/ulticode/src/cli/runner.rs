@@ -3,14 +3,49 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use contracts::execution::{Canceller, CodeRunner, RunLimits, RunReport, RunRequest, StartedRun};
-use contracts::PortError;
-use judge::{Abort, ExecuteLimits, Judge, Languages};
+use contracts::execution::{
+    Canceller, CodeRunner, RunLimits, RunReport, RunRequest, RunTarget, StartedRun,
+};
+use contracts::{PortError, ProblemPackagePort};
+use judge::{Abort, ExecuteLimits, Judge, Languages, Problem};
 use sandbox::Sandbox;
 
 pub struct SandboxRunner {
     pub sandbox: Arc<dyn Sandbox>,
     pub languages: Arc<Languages>,
+    /// App's packages, for runs of function problems (connected once App is open).
+    pub packages: std::sync::OnceLock<Arc<dyn ProblemPackagePort>>,
+}
+
+impl SandboxRunner {
+    pub fn new(sandbox: Arc<dyn Sandbox>, languages: Arc<Languages>) -> Self {
+        Self {
+            sandbox,
+            languages,
+            packages: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The function problem whose package has `hash`.
+    async fn function_problem(
+        packages: Option<Arc<dyn ProblemPackagePort>>,
+        hash: &str,
+    ) -> Result<Problem, PortError> {
+        let packages = packages.ok_or_else(|| {
+            PortError::Unavailable("no package source for function problems".into())
+        })?;
+        let dir = packages.package(hash).await?;
+        let problem = tokio::task::spawn_blocking(move || Problem::load(&dir))
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))?
+            .map_err(|e| PortError::Unavailable(format!("the problem's package: {e}")))?;
+        if problem.function.is_none() {
+            return Err(PortError::Rejected(
+                "the problem is not a function problem: run programs without `problem`".into(),
+            ));
+        }
+        Ok(problem)
+    }
 }
 
 struct Started {
@@ -32,50 +67,116 @@ impl StartedRun for Started {
     }
 }
 
+/// A report with no run in it (the program did not compile, or nothing ran).
+fn bare_report(verdict: contracts::Verdict, compile_output: String) -> RunReport {
+    RunReport {
+        verdict,
+        status: None,
+        exit_code: None,
+        signal: None,
+        time_ms: 0,
+        wall_time_ms: 0,
+        memory_kib: 0,
+        stdout: String::new(),
+        stderr: String::new(),
+        output_truncated: false,
+        compile_output,
+        cases: Vec::new(),
+    }
+}
+
+fn program_report(execution: judge::Execution) -> RunReport {
+    let Some(outcome) = execution.outcome else {
+        return bare_report(execution.verdict, execution.compile_output);
+    };
+    RunReport {
+        verdict: execution.verdict,
+        status: Some(outcome.status.to_string()),
+        exit_code: outcome.exit_code,
+        signal: outcome.signal,
+        time_ms: outcome.cpu_time_ms,
+        wall_time_ms: outcome.wall_time_ms,
+        memory_kib: outcome.memory_kib,
+        stdout: String::from_utf8_lossy(&outcome.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&outcome.stderr).into_owned(),
+        output_truncated: outcome.output_truncated,
+        compile_output: execution.compile_output,
+        cases: Vec::new(),
+    }
+}
+
+fn function_report(execution: judge::function::FunctionExecution) -> RunReport {
+    let cases = execution.cases;
+    RunReport {
+        time_ms: cases.iter().map(|c| c.time_ms).max().unwrap_or(0),
+        memory_kib: cases.iter().map(|c| c.memory_kib).max().unwrap_or(0),
+        cases,
+        ..bare_report(execution.verdict, execution.compile_output)
+    }
+}
+
+#[async_trait]
 impl CodeRunner for SandboxRunner {
-    fn start(&self, request: &RunRequest, limits: RunLimits) -> Box<dyn StartedRun> {
+    async fn check(&self, request: &RunRequest, target: &RunTarget) -> Result<(), PortError> {
+        let RunTarget::Function { package_hash } = target else {
+            return Ok(());
+        };
+        let problem = Self::function_problem(self.packages.get().cloned(), package_hash).await?;
+        let spec = problem.function.as_ref().expect("checked");
+        spec.parse_arguments(&request.stdin)
+            .map(drop)
+            .map_err(PortError::Rejected)
+    }
+
+    fn start(&self, request: &RunRequest, limits: RunLimits, target: RunTarget) -> Box<dyn StartedRun> {
         let abort = Abort::default();
-        let (sandbox, languages, request, cancel) = (
+        let (sandbox, languages, request, cancel, packages) = (
             self.sandbox.clone(),
             self.languages.clone(),
             request.clone(),
             abort.clone(),
+            self.packages.get().cloned(),
         );
-        let task = tokio::task::spawn_blocking(move || {
-            let judge = Judge::new(sandbox.as_ref(), &languages);
-            let execution = judge
-                .execute(
-                    &request.language,
-                    request.source.as_bytes(),
-                    request.stdin.into_bytes(),
-                    ExecuteLimits {
-                        time_limit_ms: limits.time_limit_ms,
-                        memory_mib: limits.memory_mib,
-                        output_bytes: limits.output_bytes,
-                    },
-                    &cancel,
-                )
-                .map_err(|e| PortError::Unavailable(e.to_string()))?;
-            let outcome = execution.outcome;
-            Ok(RunReport {
-                verdict: execution.verdict,
-                status: outcome.as_ref().map(|o| o.status.to_string()),
-                exit_code: outcome.as_ref().and_then(|o| o.exit_code),
-                signal: outcome.as_ref().and_then(|o| o.signal),
-                time_ms: outcome.as_ref().map_or(0, |o| o.cpu_time_ms),
-                wall_time_ms: outcome.as_ref().map_or(0, |o| o.wall_time_ms),
-                memory_kib: outcome.as_ref().map_or(0, |o| o.memory_kib),
-                stdout: outcome
-                    .as_ref()
-                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                    .unwrap_or_default(),
-                stderr: outcome
-                    .as_ref()
-                    .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-                    .unwrap_or_default(),
-                output_truncated: outcome.as_ref().is_some_and(|o| o.output_truncated),
-                compile_output: execution.compile_output,
+        let task = tokio::spawn(async move {
+            let problem = match &target {
+                RunTarget::Program => None,
+                RunTarget::Function { package_hash } => {
+                    Some(Self::function_problem(packages, package_hash).await?)
+                }
+            };
+            tokio::task::spawn_blocking(move || {
+                let judge = Judge::new(sandbox.as_ref(), &languages);
+                let unavailable = |e: judge::JudgeError| PortError::Unavailable(e.to_string());
+                match problem {
+                    None => judge
+                        .execute(
+                            &request.language,
+                            request.source.as_bytes(),
+                            request.stdin.into_bytes(),
+                            ExecuteLimits {
+                                time_limit_ms: limits.time_limit_ms,
+                                memory_mib: limits.memory_mib,
+                                output_bytes: limits.output_bytes,
+                            },
+                            &cancel,
+                        )
+                        .map(program_report)
+                        .map_err(unavailable),
+                    Some(problem) => judge
+                        .execute_function(
+                            &problem,
+                            &request.language,
+                            request.source.as_bytes(),
+                            &request.stdin,
+                            limits.time_limit_ms,
+                            &cancel,
+                        )
+                        .map(function_report)
+                        .map_err(unavailable),
+                }
             })
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))?
         });
         Box::new(Started { abort, task })
     }

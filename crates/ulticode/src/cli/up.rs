@@ -14,7 +14,6 @@ use anyhow::Context;
 use app::{AppError, AppService, NewProblem};
 use auth::{AuthConfig, AuthService};
 use clap::Args;
-use contracts::execution::CodeRunner;
 use contracts::{Principal, Role};
 use judge::{default_languages, Languages};
 use judge_worker::{JudgeWorker, WorkerConfig};
@@ -116,7 +115,7 @@ struct ShapeSettings {
     /// Names this node's run receipts.
     node: String,
     /// Runs code for the execution API.
-    runner: Arc<dyn CodeRunner>,
+    runner: Arc<SandboxRunner>,
     /// Prepares uploaded packages (Polygon import, derived time limits) in the sandbox.
     preparer: Arc<dyn contracts::PackagePreparer>,
     package_cache: PathBuf,
@@ -217,13 +216,16 @@ async fn open_owners(
         .iter()
         .map(|l| l.config.id.clone())
         .collect();
+    // Function problems run their harness on the package App holds.
+    let _ = runner.packages.set(Arc::new(app.clone()));
     let runs = Runs::open(
         submissions.db().clone(),
         runner,
         RunsConfig::new(node, language_ids),
     )
     .await
-    .context("open the execution service")?;
+    .context("open the execution service")?
+    .with_problems(Arc::new(app.clone()));
     let admin_service = AdminService::open(
         dbs.admin,
         AdminPorts {
@@ -539,10 +541,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             Arc::new(SqlQueue::new(streams.clone(), QueueConfig::default()).await?);
         let events = EventStreams::sql(streams, queue::events::stream_config()).await?;
         let submission = SubmissionConfig::default();
-        let sandbox_runner = Arc::new(SandboxRunner {
-            sandbox: sandbox.clone(),
-            languages: languages.clone(),
-        });
+        let sandbox_runner = Arc::new(SandboxRunner::new(sandbox.clone(), languages.clone()));
         // Bound first: links in notifications name the address actually served.
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
@@ -664,10 +663,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let queue = args.queue.open(None).await?;
         let events = args.queue.open_events().await?;
         let package_cache = std::env::temp_dir().join("ulticode-packages");
-        let sandbox_runner = Arc::new(SandboxRunner {
-            sandbox: sandbox.clone(),
-            languages: languages.clone(),
-        });
+        let sandbox_runner = Arc::new(SandboxRunner::new(sandbox.clone(), languages.clone()));
         // Bound first: links in notifications name the address actually served.
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await

@@ -67,6 +67,18 @@ impl HarnessLanguage {
         }
     }
 
+    /// Our language ids this harness serves.
+    pub fn language_ids(self) -> &'static [&'static str] {
+        match self {
+            HarnessLanguage::Cpp => &["cpp17", "cpp20"],
+            HarnessLanguage::Java => &["java"],
+            HarnessLanguage::Python => &["python3", "pypy3"],
+            HarnessLanguage::JavaScript => &["javascript"],
+            HarnessLanguage::Go => &["go"],
+            HarnessLanguage::Rust => &["rust"],
+        }
+    }
+
     /// The file name of a package's own starter code (`function/starter/<name>`).
     pub fn starter_file(self) -> &'static str {
         match self {
