@@ -161,6 +161,10 @@ pub trait CodeRunner: Send + Sync {
     /// signature. `Rejected` carries the reason.
     async fn check(&self, request: &RunRequest, target: &RunTarget) -> Result<(), PortError>;
 
-    fn start(&self, request: &RunRequest, limits: RunLimits, target: RunTarget)
-        -> Box<dyn StartedRun>;
+    fn start(
+        &self,
+        request: &RunRequest,
+        limits: RunLimits,
+        target: RunTarget,
+    ) -> Box<dyn StartedRun>;
 }

@@ -32,7 +32,8 @@ pub use native::{supervisor_main, NativeSandbox, SupervisorCommand, SUPERVISOR_A
 pub use outcome::{Fault, RunOutcome, Status};
 pub use seccomp::Profile;
 pub use spec::{
-    Bind, Limits, PassedFds, Record, Records, RunSpec, SpecError, Stderr, Stdin, Stdout, RECORDS_FD,
+    Bind, Limits, PassedFds, Record, Records, RunSpec, SpecError, Stderr, Stdin, Stdout,
+    RECORDS_ACK_FD, RECORDS_FD,
 };
 
 /// Runs programs inside an isolation boundary.

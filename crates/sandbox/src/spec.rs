@@ -301,11 +301,14 @@ pub enum Stderr {
 }
 
 /// A channel the program reports on: the write end of a pipe at descriptor 3, which the
-/// supervisor reads. Each line is a record, stamped on arrival with the run's CPU time (the
-/// cgroup's), wall time and peak memory, so a caller can measure the work between two
-/// records from the kernel's accounting rather than from the program's word. The time
-/// between records is limited too: a record must follow the previous one (or the start)
-/// within its budget, else the run is killed at the time limit.
+/// supervisor reads. Each line is a record, stamped on arrival with the run's CPU time, wall
+/// time and peak memory, so a caller can measure the work between two records from the
+/// kernel's accounting rather than from the program's word. For each record the supervisor
+/// then writes one byte on descriptor 4 (the acknowledgement): a program that waits for it
+/// after each record is stopped while it is stamped, so the stamp is exact rather than late
+/// by however long the supervisor took to wake. The time between records is limited too: a
+/// record must follow the previous one (or the start) within its budget, else the run is
+/// killed at the time limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Records {
     /// CPU time from the start to the first record.
@@ -338,8 +341,10 @@ impl Records {
     }
 }
 
-/// Where records arrive inside the program.
+/// Where records go inside the program.
 pub const RECORDS_FD: i32 = 3;
+/// Where the program reads one byte per stamped record.
+pub const RECORDS_ACK_FD: i32 = 4;
 
 /// One record of a run's report channel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

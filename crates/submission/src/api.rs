@@ -134,6 +134,11 @@ pub struct TestView {
     pub message: String,
     pub score: Option<f64>,
     pub output: Option<String>,
+    /// Function problems: staff see every case's detail; the author sees a sample case's
+    /// whole detail and, of other cases, only the exception's type and frames (a message
+    /// or a print could carry hidden data); others see none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<contracts::CaseDetail>,
 }
 
 /// Who is looking at a submission.
@@ -183,6 +188,17 @@ impl TestView {
             },
             score: t.score,
             output: t.output.clone().filter(|_| detailed),
+            detail: match audience {
+                _ if detailed => t.detail.clone(),
+                Audience::Author => t.detail.as_ref().map(|d| contracts::CaseDetail {
+                    error: d.error.as_ref().map(|e| contracts::CaseError {
+                        message: String::new(),
+                        ..e.clone()
+                    }),
+                    ..contracts::CaseDetail::default()
+                }),
+                _ => None,
+            },
         }
     }
 }

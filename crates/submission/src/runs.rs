@@ -575,7 +575,10 @@ async fn preview(
     let job = runs
         .job(&principal, request, runs.config.preview_limits)
         .await?;
-    let view = match runs.admit(&principal, Mode::Preview, key, &job.request).await? {
+    let view = match runs
+        .admit(&principal, Mode::Preview, key, &job.request)
+        .await?
+    {
         Ok(new) => {
             runs.execute(principal.user_id.0, &new.id, job).await;
             runs.get(&principal, &new.id).await?
@@ -606,8 +609,13 @@ async fn submit_run(
 ) -> Result<Response, ApiError> {
     let principal = caller_may_run(&caller, &runs)?;
     let key = request_key(&headers, &request)?;
-    let job = runs.job(&principal, request, runs.config.run_limits).await?;
-    match runs.admit(&principal, Mode::Async, key, &job.request).await? {
+    let job = runs
+        .job(&principal, request, runs.config.run_limits)
+        .await?;
+    match runs
+        .admit(&principal, Mode::Async, key, &job.request)
+        .await?
+    {
         Ok(new) => {
             let (worker, id) = (runs.clone(), new.id.clone());
             let user = principal.user_id.0;

@@ -272,4 +272,10 @@ pub const MIGRATIONS: &[Migration] = &[
                 SELECT event_id, 'submission', 'submission', aggregate_id, aggregate_version, event_type, schema_version, created_at, payload, 'SENT', created_at, created_at FROM legacy_events_outbox;
             DROP TABLE legacy_events_outbox",
     },
+    Migration {
+        version: 8,
+        name: "per-test details of function problems (values, exception, prints)",
+        postgres: "ALTER TABLE submission_tests ADD COLUMN detail TEXT",
+        sqlite: "ALTER TABLE submission_tests ADD COLUMN detail TEXT",
+    },
 ];

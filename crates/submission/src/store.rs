@@ -100,6 +100,8 @@ pub struct StoredTest {
     pub message: String,
     pub score: Option<f64>,
     pub output: Option<String>,
+    /// Function problems: the case's values, exception and prints.
+    pub detail: Option<contracts::CaseDetail>,
 }
 
 /// A submission as stored.
@@ -561,7 +563,7 @@ impl SubmissionStore {
             let rows = self
                 .db
                 .query(
-                    "SELECT name, test_group, verdict, time_ms, wall_time_ms, memory_kib, message, score, output \
+                    "SELECT name, test_group, verdict, time_ms, wall_time_ms, memory_kib, message, score, output, detail \
                      FROM submission_tests WHERE submission_id = $1 AND generation = $2 ORDER BY position",
                 )
                 .bind(id.0)
@@ -579,6 +581,9 @@ impl SubmissionStore {
                     message: row.try_get(6)?,
                     score: row.try_get(7)?,
                     output: row.try_get(8)?,
+                    detail: row
+                        .try_get::<Option<String>, _>(9)?
+                        .and_then(|text| serde_json::from_str(&text).ok()),
                 });
             }
         }
@@ -685,8 +690,8 @@ impl SubmissionStore {
         for (position, test) in result.tests.iter().enumerate() {
             self.db
                 .query(
-                    "INSERT INTO submission_tests (submission_id, generation, position, name, test_group, verdict, time_ms, wall_time_ms, memory_kib, message, score, output) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                    "INSERT INTO submission_tests (submission_id, generation, position, name, test_group, verdict, time_ms, wall_time_ms, memory_kib, message, score, output, detail) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                 )
                 .bind(id.0)
                 .bind(generation.0)
@@ -700,6 +705,11 @@ impl SubmissionStore {
                 .bind(test.message.clone())
                 .bind(test.score)
                 .bind(test.output.clone())
+                .bind(
+                    test.detail
+                        .as_ref()
+                        .map(|d| serde_json::to_string(d).expect("details serialise")),
+                )
                 .execute(&mut *tx)
                 .await?;
         }

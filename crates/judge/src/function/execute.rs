@@ -75,23 +75,29 @@ impl<'a> Judge<'a> {
             .function
             .as_ref()
             .ok_or_else(|| JudgeError::Language("not a function problem".into()))?;
-        let cases = spec.parse_arguments(arguments).map_err(JudgeError::Language)?;
-        let (program, compile_output) = match self.compile_harness(spec, language_id, source, None)? {
-            Ok(ready) => ready,
-            Err((verdict, output)) => {
-                return Ok(FunctionExecution {
-                    verdict,
-                    compile_output: output,
-                    cases: Vec::new(),
-                })
-            }
-        };
+        let cases = spec
+            .parse_arguments(arguments)
+            .map_err(JudgeError::Language)?;
+        let (program, compile_output) =
+            match self.compile_harness(spec, language_id, source, None)? {
+                Ok(ready) => ready,
+                Err((verdict, output)) => {
+                    return Ok(FunctionExecution {
+                        verdict,
+                        compile_output: output,
+                        cases: Vec::new(),
+                    })
+                }
+            };
         // The answers of the samples, by their arguments' canonical line.
         let samples: Vec<(CaseInput, super::Canon)> = problem
             .test_cases()
             .into_iter()
             .filter(|case| case.sample)
-            .filter_map(|case| spec.check_case(&case.input, &case.answer, &problem.dir).ok())
+            .filter_map(|case| {
+                spec.check_case(&case.input, &case.answer, &problem.dir)
+                    .ok()
+            })
             .collect();
         let limits = CaseLimits {
             time_limit_ms: time_limit_ms.min(problem.limits.time_limit_ms).max(1),
@@ -104,10 +110,18 @@ impl<'a> Judge<'a> {
             .map_err(|e| JudgeError::Workspace(std::io::Error::other(e)))?;
         if let Some((kind, error)) = runs.load_error {
             let text = format!("{}: {}", error.kind, error.message);
-            let verdict = if kind == "missing" { Verdict::CE } else { Verdict::RE };
+            let verdict = if kind == "missing" {
+                Verdict::CE
+            } else {
+                Verdict::RE
+            };
             return Ok(FunctionExecution {
                 verdict,
-                compile_output: if verdict == Verdict::CE { text } else { compile_output },
+                compile_output: if verdict == Verdict::CE {
+                    text
+                } else {
+                    compile_output
+                },
                 cases: Vec::new(),
             });
         }
@@ -118,7 +132,14 @@ impl<'a> Judge<'a> {
                 .iter()
                 .find(|(sample, _)| sample.line == input.line)
                 .map(|(_, answer)| answer);
-            out.push(run_case(spec, text, input, expected, &run, limits.time_limit_ms));
+            out.push(run_case(
+                spec,
+                text,
+                input,
+                expected,
+                &run,
+                limits.time_limit_ms,
+            ));
         }
         let verdict = out
             .iter()
@@ -171,7 +192,8 @@ fn run_case(
             Err(mismatch) => {
                 case.verdict = Verdict::WA;
                 case.value = Some(value.to_string());
-                case.message = format!("the returned value does not fit the declared type: {mismatch}");
+                case.message =
+                    format!("the returned value does not fit the declared type: {mismatch}");
             }
         },
         Ended::Raised(error) => {
@@ -210,7 +232,10 @@ mod tests {
         assert_eq!(cases[1].1.line, "[[4],5]");
         for (text, reason) in [
             ("", "no arguments"),
-            ("[1]\n2\n3\n", "3 line(s) do not make whole cases of 2 line(s) each"),
+            (
+                "[1]\n2\n3\n",
+                "3 line(s) do not make whole cases of 2 line(s) each",
+            ),
             ("[1]\n2\n[3]\nx\n", "case 2: line 2 (b): not one JSON value"),
         ] {
             let err = spec.parse_arguments(text).unwrap_err();

@@ -27,8 +27,9 @@ pub struct ChildPlan<'a> {
     pub stdin: RawFd,
     pub stdout: RawFd,
     pub stderr: RawFd,
-    /// The report channel's write end, put at [`crate::spec::RECORDS_FD`].
-    pub records: Option<RawFd>,
+    /// The report channel's write end and its acknowledgements' read end, put at
+    /// [`crate::spec::RECORDS_FD`] and [`crate::spec::RECORDS_ACK_FD`].
+    pub records: Option<(RawFd, RawFd)>,
     pub status_pipe: RawFd,
     pub error_pipe: RawFd,
     /// Readable when the caller cancels the run: init kills the tree and still reports how the
@@ -405,13 +406,18 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
             err,
         );
     }
-    let records = plan.records.map(|fd| (fd, crate::spec::RECORDS_FD));
+    let records = plan.records.into_iter().flat_map(|(records, ack)| {
+        [
+            (records, crate::spec::RECORDS_FD),
+            (ack, crate::spec::RECORDS_ACK_FD),
+        ]
+    });
     for (from, to) in [(plan.stdin, 0), (plan.stdout, 1), (plan.stderr, 2)]
         .into_iter()
         .chain(records)
     {
-        // SAFETY: duplicating descriptors this process owns. Number 3 is free to replace:
-        // the supervisor reserved it, so none of init's own descriptors has it.
+        // SAFETY: duplicating descriptors this process owns. Numbers 3 and 4 are free to
+        // replace: the supervisor reserved them, so none of init's own descriptors has them.
         if let Err(err) = check(unsafe { libc::dup2(from, to) }) {
             fail(plan, SetupFailure::Launch, "redirect stdio", err);
         }
@@ -451,9 +457,9 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
     if let Err(err) = drop_privileges(plan.uid, plan.gid) {
         fail(plan, SetupFailure::Config, "drop privileges", err);
     }
-    // Everything but 0, 1 and 2 (and 3, the report channel, when there is one) closes at
-    // exec (the error pipe stays usable until then).
-    let first_closed = if plan.records.is_some() { 4u32 } else { 3u32 };
+    // Everything but 0, 1 and 2 (and 3 and 4, the report channel, when there is one) closes
+    // at exec (the error pipe stays usable until then).
+    let first_closed = if plan.records.is_some() { 5u32 } else { 3u32 };
     // SAFETY: close_range marks descriptors close-on-exec; no memory is involved.
     let rc = unsafe {
         libc::syscall(

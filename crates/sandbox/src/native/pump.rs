@@ -89,7 +89,7 @@ impl<'a> Pump<'a> {
         stdout: Option<OwnedFd>,
         stdout_file: Option<OwnedFd>,
         stderr: Option<OwnedFd>,
-        records: Option<OwnedFd>,
+        records: Option<(OwnedFd, OwnedFd)>,
         mut stdin: Option<(OwnedFd, Vec<u8>)>,
         status: &OwnedFd,
         cancel: &OwnedFd,
@@ -276,6 +276,8 @@ impl Stream {
 /// time, wall time and peak memory as it arrives, and the budget of the next one.
 struct RecordChannel {
     fd: Option<OwnedFd>,
+    /// Where each stamped record is acknowledged (one byte).
+    ack: Option<OwnedFd>,
     budgets: Option<Records>,
     open: bool,
     /// The unfinished line.
@@ -292,10 +294,12 @@ struct RecordChannel {
 }
 
 impl RecordChannel {
-    fn new(fd: Option<OwnedFd>, budgets: Option<Records>, started: Instant) -> Self {
+    fn new(fds: Option<(OwnedFd, OwnedFd)>, budgets: Option<Records>, started: Instant) -> Self {
+        let (fd, ack) = fds.unzip();
         Self {
             open: fd.is_some(),
             fd,
+            ack,
             budgets,
             partial: Vec::new(),
             records: Vec::new(),
@@ -307,10 +311,10 @@ impl RecordChannel {
     }
 
     /// The run's CPU time now, for a stamp. The cgroup's counter is brought up to date only
-    /// at the scheduler's ticks and switches (every 4 ms at HZ=250) while its tasks run, so a
-    /// stamp alone would round a short case to a tick; the writer's process-wide CPU clock
-    /// includes its running time exactly. The stamp is the larger of the two: exact for the
-    /// writer, and never less than the whole tree's accounting.
+    /// at the scheduler's ticks and switches (every 4 ms at HZ=250) while its tasks run; the
+    /// writer's process-wide CPU clock is exact (and a writer waiting for its
+    /// acknowledgement is not running at all). The stamp is the larger of the two: exact for
+    /// the writer, and never less than the whole tree's accounting.
     fn cpu_now_us(&mut self, cgroup: &RunCgroup) -> u64 {
         let tree = cgroup.cpu_time_us().unwrap_or(0);
         if self.writer_clock.is_none() {
@@ -395,6 +399,11 @@ impl RecordChannel {
             });
             self.cpu_base_us = cpu_time_us;
             self.wall_base = Some(now);
+            if let Some(ack) = &self.ack {
+                // A program that does not read its acknowledgements fills the pipe; later
+                // ones are dropped (it was not waiting for them).
+                let _ = sys::write(ack.as_raw_fd(), b"+");
+            }
         }
         self.partial.extend_from_slice(rest);
         self.partial.len() > cap

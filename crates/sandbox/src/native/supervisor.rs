@@ -47,7 +47,7 @@ pub fn supervisor_main() -> ! {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // SAFETY: fd 0 is the socket the client passed; this process owns it from here on.
     let socket = UnixStream::from(unsafe { OwnedFd::from_raw_fd(0) });
-    reserve_records_fd();
+    reserve_records_fds();
     let mut supervisor = Supervisor::start(RunIdentity::claim());
     loop {
         let (spec, fds) = match protocol::receive_request(&socket) {
@@ -70,19 +70,21 @@ pub fn supervisor_main() -> ! {
     }
 }
 
-/// Keeps descriptor 3 taken for the supervisor's whole life, so nothing it or a run's init
-/// opens later gets that number: the program (which shares init's descriptor table until its
-/// exec) puts a run's report channel there ([`crate::spec::RECORDS_FD`]).
-fn reserve_records_fd() {
-    let fd = crate::spec::RECORDS_FD;
-    match open_read(Path::new("/dev/null")) {
-        Ok(null) if null.as_raw_fd() == fd => std::mem::forget(null),
-        Ok(null) => {
-            // Whatever was inherited at 3 is nothing this process uses.
-            // SAFETY: dup2 onto a number this process reserves; `null` closes on drop.
-            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+/// Keeps descriptors 3 and 4 taken for the supervisor's whole life, so nothing it or a run's
+/// init opens later gets those numbers: the program (which shares init's descriptor table
+/// until its exec) puts a run's report channel there ([`crate::spec::RECORDS_FD`],
+/// [`crate::spec::RECORDS_ACK_FD`]).
+fn reserve_records_fds() {
+    for fd in [crate::spec::RECORDS_FD, crate::spec::RECORDS_ACK_FD] {
+        match open_read(Path::new("/dev/null")) {
+            Ok(null) if null.as_raw_fd() == fd => std::mem::forget(null),
+            Ok(null) => {
+                // Whatever was inherited there is nothing this process uses.
+                // SAFETY: dup2 onto a number this process reserves; `null` closes on drop.
+                unsafe { libc::dup2(null.as_raw_fd(), fd) };
+            }
+            Err(e) => eprintln!("ulticode sandbox supervisor: open /dev/null: {e}"),
         }
-        Err(e) => eprintln!("ulticode sandbox supervisor: open /dev/null: {e}"),
     }
 }
 
@@ -293,17 +295,20 @@ impl Supervisor {
             Err((status, message)) => return RunOutcome::infrastructure(status, message),
         };
         // The report channel belongs to the run's identity, so the program may also reach it
-        // by opening `/proc/self/fd/3` (Java can name no descriptor by number).
-        if let Some(records) = &io.child_records {
-            // SAFETY: fchown on a pipe this process owns.
-            if unsafe { libc::fchown(records.as_raw_fd(), uid, uid) } != 0 {
-                return RunOutcome::infrastructure(
-                    Status::ConfigError,
-                    format!(
-                        "give the report channel to the run: {}",
-                        io::Error::last_os_error()
-                    ),
-                );
+        // by opening `/proc/self/fd/3` and `/proc/self/fd/4` (Java can name no descriptor by
+        // number).
+        if let Some((records, ack)) = &io.child_records {
+            for pipe in [records, ack] {
+                // SAFETY: fchown on a pipe this process owns.
+                if unsafe { libc::fchown(pipe.as_raw_fd(), uid, uid) } != 0 {
+                    return RunOutcome::infrastructure(
+                        Status::ConfigError,
+                        format!(
+                            "give the report channel to the run: {}",
+                            io::Error::last_os_error()
+                        ),
+                    );
+                }
             }
         }
         let netns = match self
@@ -325,7 +330,10 @@ impl Supervisor {
             stdin: io.child_stdin.as_raw_fd(),
             stdout: io.child_stdout.as_raw_fd(),
             stderr: io.child_stderr.as_raw_fd(),
-            records: io.child_records.as_ref().map(AsRawFd::as_raw_fd),
+            records: io
+                .child_records
+                .as_ref()
+                .map(|(records, ack)| (records.as_raw_fd(), ack.as_raw_fd())),
             status_pipe: io.status_write.as_raw_fd(),
             error_pipe: io.error_write.as_raw_fd(),
             cancel: io.cancel_read.as_raw_fd(),
@@ -605,8 +613,9 @@ struct RunIo {
     child_stdin: OwnedFd,
     child_stdout: OwnedFd,
     child_stderr: OwnedFd,
-    /// The write end of the report channel, when the spec asks for one.
-    child_records: Option<OwnedFd>,
+    /// The report channel's write end and its acknowledgements' read end, when the spec asks
+    /// for one.
+    child_records: Option<(OwnedFd, OwnedFd)>,
     status_write: OwnedFd,
     error_write: OwnedFd,
     cancel_read: OwnedFd,
@@ -617,7 +626,8 @@ struct RunIo {
     stdout_file: Option<OwnedFd>,
     /// `None` when stderr goes to a passed descriptor.
     stderr: Option<OwnedFd>,
-    records: Option<OwnedFd>,
+    /// The report channel's read end and its acknowledgements' write end.
+    records: Option<(OwnedFd, OwnedFd)>,
     status_read: OwnedFd,
     error_read: OwnedFd,
     cancel_write: OwnedFd,
@@ -629,7 +639,7 @@ struct ParentIo {
     stdout: Option<OwnedFd>,
     stdout_file: Option<OwnedFd>,
     stderr: Option<OwnedFd>,
-    records: Option<OwnedFd>,
+    records: Option<(OwnedFd, OwnedFd)>,
     status_read: OwnedFd,
     error_read: OwnedFd,
     cancel_write: OwnedFd,
@@ -682,14 +692,20 @@ impl RunIo {
         let (records, child_records) = match spec.records {
             Some(_) => {
                 let (read, write) = sys::pipe().map_err(launch("records pipe"))?;
-                (Some(read), Some(write))
+                let (ack_read, ack_write) = sys::pipe().map_err(launch("records pipe"))?;
+                sys::set_nonblocking(&ack_write).map_err(launch("records pipe"))?;
+                (Some((read, ack_write)), Some((write, ack_read)))
             }
             None => (None, None),
         };
         let (status_read, status_write) = sys::pipe().map_err(launch("status pipe"))?;
         let (error_read, error_write) = sys::pipe().map_err(launch("error pipe"))?;
         let (cancel_read, cancel_write) = sys::pipe().map_err(launch("cancel pipe"))?;
-        for fd in stdout.iter().chain(&stderr).chain(&records) {
+        for fd in stdout
+            .iter()
+            .chain(&stderr)
+            .chain(records.iter().map(|(read, _)| read))
+        {
             sys::set_nonblocking(fd).map_err(launch("output pipe"))?;
         }
         Ok(Self {

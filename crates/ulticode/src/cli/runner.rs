@@ -128,7 +128,12 @@ impl CodeRunner for SandboxRunner {
             .map_err(PortError::Rejected)
     }
 
-    fn start(&self, request: &RunRequest, limits: RunLimits, target: RunTarget) -> Box<dyn StartedRun> {
+    fn start(
+        &self,
+        request: &RunRequest,
+        limits: RunLimits,
+        target: RunTarget,
+    ) -> Box<dyn StartedRun> {
         let abort = Abort::default();
         let (sandbox, languages, request, cancel, packages) = (
             self.sandbox.clone(),

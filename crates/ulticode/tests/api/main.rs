@@ -7,6 +7,7 @@ mod console;
 mod contest_packages;
 mod contests;
 mod flow;
+mod functions;
 mod hardening;
 mod harness;
 mod notifications;

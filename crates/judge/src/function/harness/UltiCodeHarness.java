@@ -218,16 +218,25 @@ final class UcWriter {
     // @tree-end
 }
 
-/** The report channel (descriptor 3) and the offsets of the user's output files. */
+/**
+ * The report channel (descriptor 3) and the offsets of the user's output files. Each line
+ * waits for the supervisor's acknowledgement (descriptor 4), so the harness is stopped while
+ * the line is stamped.
+ */
 final class UcChannel {
     static FileOutputStream records;
+    static FileInputStream ack;
     static final FileOutputStream OUT = new FileOutputStream(FileDescriptor.out);
     static final FileOutputStream ERR = new FileOutputStream(FileDescriptor.err);
 
     static void emit(String line) {
         try {
-            if (records == null) records = new FileOutputStream("/proc/self/fd/3");
+            if (records == null) {
+                records = new FileOutputStream("/proc/self/fd/3");
+                ack = new FileInputStream("/proc/self/fd/4");
+            }
             records.write(line.getBytes(StandardCharsets.UTF_8));
+            ack.read();
         } catch (IOException e) {
             Runtime.getRuntime().halt(4);
         }

@@ -314,7 +314,8 @@ inline void write(Writer& w, TreeNode* root) {
 }
 // @tree-end
 
-// The report channel (descriptor 3).
+// The report channel (descriptor 3): each line waits for the supervisor's acknowledgement
+// (descriptor 4), so the harness is stopped while the line is stamped.
 inline void emit(const std::string& line) {
     const char* p = line.data();
     size_t n = line.size();
@@ -326,6 +327,9 @@ inline void emit(const std::string& line) {
         }
         p += k;
         n -= (size_t)k;
+    }
+    char ack;
+    while (::read(4, &ack, 1) < 0 && errno == EINTR) {
     }
 }
 inline std::string offsets() {

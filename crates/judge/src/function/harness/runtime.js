@@ -21,10 +21,15 @@ Error.stackTraceLimit = 50;
 
 class UcInvalid extends Error {}
 
+const uc_ack = Buffer.alloc(1);
+
+// A line on the report channel (descriptor 3), then the supervisor's acknowledgement
+// (descriptor 4): the harness is stopped while the line is stamped.
 function uc_write(text) {
     const data = Buffer.from(text, "utf8");
     let done = 0;
     while (done < data.length) done += uc_fs.writeSync(3, data, done, data.length - done);
+    uc_fs.readSync(4, uc_ack, 0, 1, null);
 }
 
 function uc_offsets() {

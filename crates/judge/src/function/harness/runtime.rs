@@ -386,12 +386,17 @@ mod uc_harness {
     }
     // @tree-end
 
+    /// A line on the report channel (descriptor 3), then the supervisor's acknowledgement
+    /// (descriptor 4): the harness is stopped while the line is stamped.
     fn emit(line: &str) {
-        // SAFETY: descriptor 3 is the report channel the sandbox opened; it is never closed here.
+        // SAFETY: descriptors 3 and 4 are the report channel the sandbox opened; they are
+        // never closed here.
         let mut records = ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(3) });
         if records.write_all(line.as_bytes()).is_err() {
             std::process::exit(4);
         }
+        let mut ack = ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(4) });
+        let _ = ack.read(&mut [0u8; 1]);
     }
 
     fn offsets() -> String {
