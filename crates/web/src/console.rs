@@ -158,7 +158,7 @@ pub struct LanguageChoice {
     pub id: String,
     pub label: String,
     pub mode: &'static str,
-    pub starter: &'static str,
+    pub starter: String,
 }
 
 /// The languages the judge offers, with their editor modes and starters.
@@ -175,7 +175,7 @@ pub async fn language_choices(state: &WebState, visitor: &Visitor) -> Vec<Langua
                 label: l.name,
                 id: l.id,
                 mode,
-                starter,
+                starter: starter.to_string(),
             }
         })
         .collect()
@@ -230,7 +230,27 @@ async fn problem_page(state: &WebState, visitor: &Visitor, slug: &str, draft: Dr
         Ok(problem) => problem,
         Err(failure) => return failure_page(visitor, &failure),
     };
-    let languages = language_choices(state, visitor).await;
+    let mut languages = language_choices(state, visitor).await;
+    let mut source = draft.source;
+    if let Some(function) = &problem.function {
+        // A function problem takes the harness languages, each starting from the signature.
+        languages.retain_mut(|l| match function.starters.get(&l.id) {
+            Some(starter) => {
+                l.starter = starter.clone();
+                true
+            }
+            None => false,
+        });
+        // Without JavaScript the text area is the editor: it starts with the starter code.
+        if source.trim().is_empty() {
+            source = languages
+                .iter()
+                .find(|l| l.id == draft.language)
+                .or(languages.first())
+                .map(|l| l.starter.clone())
+                .unwrap_or_default();
+        }
+    }
     let statement = markdown::render(&problem.statement);
     let mut c = Chrome::new(visitor, problem.title.clone()).with_islands(&["editor"]);
     if statement.has_math() {
@@ -249,7 +269,7 @@ async fn problem_page(state: &WebState, visitor: &Visitor, slug: &str, draft: Dr
             problem,
             languages,
             language: draft.language,
-            source: draft.source,
+            source,
             stdin: draft.stdin,
             run: draft.run,
         },
@@ -262,6 +282,17 @@ pub async fn problem(
     Path(slug): Path<String>,
 ) -> Response {
     problem_page(&state, &visitor, &slug, Draft::default()).await
+}
+
+/// The preview request of the problem page's form: a function problem's form says so, and
+/// its input is then the arguments of the problem's harness.
+fn run_request(form: &Form, slug: &str, source: &str) -> serde_json::Value {
+    let mut request =
+        json!({"language": form.get("language"), "source": source, "stdin": form.get("stdin")});
+    if !form.get("function").is_empty() {
+        request["problem"] = json!(slug);
+    }
+    request
 }
 
 /// The source a form carries: the uploaded file when there is one, else the editor's text.
@@ -363,7 +394,7 @@ pub async fn run(
                     Method::POST,
                     "/api/v1/runs/preview",
                     &visitor.writer(form.csrf()),
-                    &json!({"language": form.get("language"), "source": source, "stdin": form.get("stdin")}),
+                    &run_request(&form, &slug, &source),
                 )
                 .await;
             let run = match answer {

@@ -40,6 +40,138 @@ pub struct Problem {
     pub has_test_data: bool,
     #[serde(default)]
     pub samples: Vec<Sample>,
+    /// Function-signature problems only.
+    #[serde(default)]
+    pub function: Option<FunctionInfo>,
+}
+
+/// What a function-signature problem asks for.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FunctionInfo {
+    pub signature: serde_json::Value,
+    pub starters: std::collections::BTreeMap<String, String>,
+}
+
+impl FunctionInfo {
+    fn names(params: &serde_json::Value) -> Vec<&str> {
+        params
+            .as_array()
+            .map(|params| params.iter().filter_map(|p| p["name"].as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    /// What the user writes, as a call: `twoSum(nums, target)`, `LRUCache(capacity): get, put`.
+    pub fn call(&self) -> String {
+        let s = &self.signature;
+        match s["classname"].as_str() {
+            Some(class) => {
+                let methods: Vec<&str> = s["methods"]
+                    .as_array()
+                    .map(|m| m.iter().filter_map(|m| m["name"].as_str()).collect())
+                    .unwrap_or_default();
+                format!(
+                    "{class}({}): {}",
+                    Self::names(&s["constructor"]["params"]).join(", "),
+                    methods.join(", ")
+                )
+            }
+            None => format!(
+                "{}({})",
+                s["name"].as_str().unwrap_or_default(),
+                Self::names(&s["params"]).join(", ")
+            ),
+        }
+    }
+
+    /// What each case's lines hold: the parameters, or a design class's two lines.
+    pub fn parameters(&self) -> String {
+        if self.signature["classname"].is_string() {
+            "operations, arguments".into()
+        } else {
+            Self::names(&self.signature["params"]).join(", ")
+        }
+    }
+}
+
+/// A function-problem case's detail: the arguments, values, exception and prints the API
+/// gave (a test's, or a run's case's).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CaseDetail {
+    #[serde(default)]
+    pub input: Option<String>,
+    #[serde(default)]
+    pub expected: Option<String>,
+    #[serde(default)]
+    pub actual: Option<String>,
+    #[serde(default)]
+    pub error: Option<CaseError>,
+    #[serde(default)]
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+}
+
+impl CaseDetail {
+    pub fn shows_something(&self) -> bool {
+        self.input.is_some()
+            || self.actual.is_some()
+            || self.error.is_some()
+            || !self.stdout.is_empty()
+            || !self.stderr.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CaseError {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub frames: Vec<CaseFrame>,
+    #[serde(default)]
+    pub call: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CaseFrame {
+    pub line: u32,
+    #[serde(default)]
+    pub function: String,
+}
+
+/// One case of a function problem's run.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunCase {
+    pub verdict: Verdict,
+    pub input: String,
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub expected: Option<String>,
+    #[serde(default)]
+    pub error: Option<CaseError>,
+    #[serde(default)]
+    pub message: String,
+    pub time_ms: u64,
+    pub memory_kib: u64,
+    #[serde(default)]
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+}
+
+impl RunCase {
+    pub fn detail(&self) -> CaseDetail {
+        CaseDetail {
+            input: Some(self.input.clone()),
+            expected: self.expected.clone(),
+            actual: self.value.clone(),
+            error: self.error.clone(),
+            stdout: self.stdout.clone(),
+            stderr: self.stderr.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -89,6 +221,8 @@ pub struct TestResult {
     pub message: String,
     pub score: Option<f64>,
     pub output: Option<String>,
+    #[serde(default)]
+    pub detail: Option<CaseDetail>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -173,6 +307,9 @@ pub struct RunReport {
     pub stderr: String,
     pub output_truncated: bool,
     pub compile_output: String,
+    /// A function problem's run: each case.
+    #[serde(default)]
+    pub cases: Vec<RunCase>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

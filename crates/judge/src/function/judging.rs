@@ -683,14 +683,15 @@ mod tests {
         let cases: Vec<(Vec<&str>, usize)> = vec![
             // A result written before the case began.
             (vec![r#"{"case":0,"value":1}"#], 0),
-            // A second result for the same case (the user wrote one, then the harness).
+            // A second result for the same case (the user wrote one, then the harness): the
+            // case itself is not finished.
             (
                 vec![
                     r#"{"begin":0}"#,
                     r#"{"case":0,"value":1}"#,
                     r#"{"case":0,"value":2}"#,
                 ],
-                1,
+                0,
             ),
             // A result for another case.
             (vec![r#"{"begin":0}"#, r#"{"case":1,"value":1}"#], 0),

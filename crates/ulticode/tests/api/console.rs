@@ -660,3 +660,73 @@ async fn mail_notification_and_search_pages_work_with_plain_forms() {
     assert!(!found.body.contains("<script>window"), "{}", found.body);
     service.stop();
 }
+
+/// A function problem without JavaScript: the page offers the harness languages only, with
+/// the editor's text area holding the starter code; Run takes typed arguments and shows each
+/// case; a judged submission shows a sample case's arguments and values.
+#[tokio::test]
+async fn function_problems_work_with_plain_forms() {
+    let service = spawn_up();
+    let mut browser = Browser::new(&service);
+    browser.register("ada").await;
+    let page = browser.get("/problems/two-sum").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let body = &page.body;
+    assert!(body.contains("id=\"function-hint\""), "{body}");
+    assert!(body.contains("twoSum(nums, target)"), "{body}");
+    assert!(body.contains("value=\"python3\""), "{body}");
+    assert!(
+        !body.contains("value=\"c\""),
+        "C takes no function problems: {body}"
+    );
+    let text_area = body.split("name=\"source\"").nth(1).unwrap_or_default();
+    let text_area = text_area.split("</textarea>").next().unwrap_or_default();
+    assert!(
+        text_area.contains("class Solution") && text_area.contains("twoSum("),
+        "the text area starts with a starter: {text_area}"
+    );
+
+    let source = "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n        print('called with', len(nums))\n        return [0, 1]\n";
+    let page = browser
+        .post(
+            "/problems/two-sum/run",
+            &[
+                ("csrf", &browser.csrf()),
+                ("language", "python3"),
+                ("source", source),
+                ("function", "1"),
+                ("stdin", "[2,7,11,15]\n9\n[5,6]\n11\n"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("id=\"run-cases\""), "{}", page.body);
+    assert!(page.body.contains("called with 4"), "{}", page.body);
+    assert!(page.body.contains("[0,1]"), "{}", page.body);
+
+    let page = browser
+        .post(
+            "/problems/two-sum/submit",
+            &[
+                ("csrf", &browser.csrf()),
+                ("language", "python3"),
+                ("source", source),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    let location = page.location().to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let page = browser.get(&location).await.body;
+        if page.contains("id=\"final-verdict\"") {
+            // sample/1 passes ([0,1]); sample/2 fails, and its arguments and values show.
+            assert!(page.contains("[3,2,4]"), "{page}");
+            assert!(page.contains("[1,2]"), "{page}");
+            assert!(page.contains("called with 3"), "{page}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no verdict: {page}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -157,8 +157,10 @@ function init() {
 
   // Initial text: what the server sent (e.g. after a run without JS), else the draft of the
   // language, else its starter. The remembered language applies unless the server insists on
-  // its choice (data-keep) or sent code, which belongs to the language it selected.
-  const fromServer = textarea.value;
+  // its choice (data-keep) or sent code, which belongs to the language it selected. A text
+  // that is only the starter (a function problem's page starts with it, for visitors without
+  // JavaScript) is no code of the visitor's.
+  const fromServer = textarea.value === currentStarter() ? '' : textarea.value;
   if (select && !select.hasAttribute('data-keep') && !fromServer.trim()) {
     const remembered = store.get(LANGUAGE_KEY);
     if (remembered && Array.from(select.options).some((o) => o.value === remembered)) {
