@@ -21,6 +21,8 @@ pub struct FunctionExecution {
     pub verdict: Verdict,
     pub compile_output: String,
     pub cases: Vec<RunCase>,
+    /// Each case's CPU time in microseconds (`cases` show whole milliseconds).
+    pub cpu_us: Vec<u64>,
 }
 
 impl FunctionSpec {
@@ -86,6 +88,7 @@ impl<'a> Judge<'a> {
                         verdict,
                         compile_output: output,
                         cases: Vec::new(),
+                        cpu_us: Vec::new(),
                     })
                 }
             };
@@ -122,12 +125,15 @@ impl<'a> Judge<'a> {
                 } else {
                     compile_output
                 },
+                cpu_us: Vec::new(),
                 cases: Vec::new(),
             });
         }
         let mut out = Vec::with_capacity(cases.len());
+        let mut cpu_us = Vec::with_capacity(cases.len());
         for ((text, input), run) in cases.iter().zip(runs.cases) {
             let Some(run) = run else { break };
+            cpu_us.push(run.time_us);
             let expected = samples
                 .iter()
                 .find(|(sample, _)| sample.line == input.line)
@@ -150,6 +156,7 @@ impl<'a> Judge<'a> {
             verdict,
             compile_output,
             cases: out,
+            cpu_us,
         })
     }
 }

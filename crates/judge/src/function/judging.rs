@@ -61,8 +61,10 @@ pub enum Ended {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseRun {
     pub ended: Ended,
-    /// CPU time between the case's `begin` and its result, from the cgroup.
+    /// CPU time between the case's `begin` and its result, from the stamps (`time_us`
+    /// rounded up to whole milliseconds).
     pub time_ms: u64,
+    pub time_us: u64,
     pub wall_time_ms: u64,
     /// Peak memory of the harness process up to the case's end.
     pub memory_kib: u64,
@@ -273,10 +275,13 @@ impl<'a> Judge<'a> {
             .get(language_id)
             .ok_or_else(|| JudgeError::Language(self.languages().why_not(language_id)))?;
         let files: ProgramFiles = harness::program(harness_language, &spec.signature, source);
-        let language = Language {
+        let mut language = Language {
             config: harness::language_config(harness_language, &language.config),
             version: language.version.clone(),
         };
+        if harness_language == HarnessLanguage::Cpp {
+            language.config = super::pch::with_prelude(self, &language);
+        }
         let limits = limits.unwrap_or(language.config.compile_limits);
         Ok(match self.compile(&language, &files, limits)? {
             Compilation::Ready(program, output) => Ok((program, output)),
@@ -323,12 +328,11 @@ impl<'a> Judge<'a> {
                 let err_to = u64::try_from(stamps.stderr)
                     .unwrap_or(printed.1)
                     .max(printed.1);
+                let time_us = stamps.end_cpu_us.saturating_sub(stamps.begin_cpu_us);
                 let run = CaseRun {
                     ended,
-                    time_ms: stamps
-                        .end_cpu_us
-                        .saturating_sub(stamps.begin_cpu_us)
-                        .div_ceil(1_000),
+                    time_ms: time_us.div_ceil(1_000),
+                    time_us,
                     wall_time_ms: stamps.end_wall_us.saturating_sub(stamps.begin_wall_us) / 1_000,
                     memory_kib: stamps.memory_kib,
                     stdout: slice_text(&stdout, printed.0, out_to),
@@ -353,9 +357,11 @@ impl<'a> Judge<'a> {
             };
             let begun = parsed.begun.unwrap_or_default();
             let total_cpu_us = outcome.cpu_time_ms * 1_000;
+            let time_us = total_cpu_us.saturating_sub(begun.begin_cpu_us);
             let run = CaseRun {
                 ended: Ended::Died(verdict, message),
-                time_ms: total_cpu_us.saturating_sub(begun.begin_cpu_us) / 1_000,
+                time_ms: time_us / 1_000,
+                time_us,
                 wall_time_ms: outcome
                     .wall_time_ms
                     .saturating_sub(begun.begin_wall_us / 1_000),

@@ -23,6 +23,7 @@
 mod execute;
 mod harness;
 pub(crate) mod judging;
+mod pch;
 pub mod signature;
 pub mod types;
 pub mod value;

@@ -23,6 +23,9 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Function problems: the harness's cost per case in each language (on generated two-sum
+    /// cases), and compile-plus-first-case latency.
+    Function(super::bench_function::FunctionArgs),
     /// The delivery path: outbox relay throughput and submit-to-verdict latency.
     Pipeline(super::bench_pipeline::PipelineArgs),
     /// The console's pages at a steady request rate: latency percentiles on `up`.
@@ -63,6 +66,7 @@ impl BenchCommand {
                 };
                 bench_sandbox(&program, runs, json)
             }
+            BenchCommand::Function(args) => super::bench_function::run(args),
             BenchCommand::Pipeline(args) => super::bench_pipeline::run(args),
             BenchCommand::Web(args) => super::bench_web::run(args),
             BenchCommand::Events(args) => super::bench_events::events(args),

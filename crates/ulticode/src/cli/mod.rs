@@ -17,6 +17,7 @@ macro_rules! out {
 mod bench;
 mod bench_contest;
 mod bench_events;
+mod bench_function;
 mod bench_judge;
 mod bench_pipeline;
 mod bench_web;
