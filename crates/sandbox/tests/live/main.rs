@@ -13,6 +13,7 @@
 mod attacks;
 mod connected;
 mod isolation;
+mod records;
 
 use std::any::Any;
 use std::os::unix::fs::PermissionsExt;
@@ -37,6 +38,7 @@ fn main() {
         .collect();
     trials.extend(isolation::trials());
     trials.extend(connected::all());
+    trials.extend(records::all());
     libtest_mimic::run(&args, trials).exit();
 }
 
