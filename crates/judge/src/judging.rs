@@ -854,7 +854,7 @@ impl<'a> Judge<'a> {
                 .max(language.config.compile_limits.memory_mib),
             ..language.config.compile_limits
         };
-        if let Some(function) = &problem.function {
+        if problem.function.is_some() {
             let [(_, source)] = files.files.as_slice() else {
                 progress(Progress::Compiled { ok: false });
                 return Ok(JudgeReport {
@@ -862,15 +862,7 @@ impl<'a> Judge<'a> {
                     ..failed_report(problem, Verdict::CE)
                 });
             };
-            return self.judge_function(
-                prepared,
-                function,
-                language_id,
-                source,
-                limits,
-                &options,
-                progress,
-            );
+            return self.judge_function(prepared, language_id, source, limits, &options, progress);
         }
         files.include(problem.included_files(&language.config.id)?);
         progress(Progress::Compiling);

@@ -6,7 +6,7 @@ use contracts::execution::RunCase;
 
 use super::judging::{CaseLimits, CaseRun, Ended};
 use super::{CaseInput, FunctionSpec, Signature};
-use crate::judging::{Abort, Judge, JudgeError};
+use crate::judging::{Abort, Compilation, Judge, JudgeError};
 use crate::package::Problem;
 use crate::verdict::Verdict;
 
@@ -39,7 +39,7 @@ impl FunctionSpec {
                 "no arguments: give {per_case} line(s) per case, one JSON value each"
             ));
         }
-        if lines.len() % per_case != 0 {
+        if !lines.len().is_multiple_of(per_case) {
             return Err(format!(
                 "{} line(s) do not make whole cases of {per_case} line(s) each",
                 lines.len()
@@ -82,8 +82,8 @@ impl<'a> Judge<'a> {
             .map_err(JudgeError::Language)?;
         let (program, compile_output) =
             match self.compile_harness(spec, language_id, source, None)? {
-                Ok(ready) => ready,
-                Err((verdict, output)) => {
+                Compilation::Ready(program, output) => (program, output),
+                Compilation::Failed { verdict, output } => {
                     return Ok(FunctionExecution {
                         verdict,
                         compile_output: output,

@@ -255,20 +255,19 @@ pub(crate) struct CaseLimits {
 }
 
 impl<'a> Judge<'a> {
-    /// Compiles the user's `source` into the harness of `language_id`. `Err` is the
-    /// compile error's verdict and text.
+    /// Compiles the user's `source` into the harness of `language_id`.
     pub(crate) fn compile_harness(
         &self,
         spec: &FunctionSpec,
         language_id: &str,
         source: &[u8],
         limits: Option<CompileLimits>,
-    ) -> Result<Result<(Box<Compiled>, String), (Verdict, String)>, JudgeError> {
+    ) -> Result<Compilation, JudgeError> {
         let Some(harness_language) = HarnessLanguage::of(language_id) else {
-            return Ok(Err((
-                Verdict::CE,
-                format!("{language_id} cannot solve function problems: they take C++, Java, Python 3, JavaScript, Go or Rust"),
-            )));
+            return Ok(Compilation::Failed {
+                verdict: Verdict::CE,
+                output: format!("{language_id} cannot solve function problems: they take C++, Java, Python 3, JavaScript, Go or Rust"),
+            });
         };
         let language = self
             .languages()
@@ -283,10 +282,7 @@ impl<'a> Judge<'a> {
             language.config = super::pch::with_prelude(self, &language);
         }
         let limits = limits.unwrap_or(language.config.compile_limits);
-        Ok(match self.compile(&language, &files, limits)? {
-            Compilation::Ready(program, output) => Ok((program, output)),
-            Compilation::Failed { verdict, output } => Err((verdict, output)),
-        })
+        self.compile(&language, &files, limits)
     }
 
     /// Runs `cases` through the compiled harness, starting it again after a case it did not
@@ -456,7 +452,6 @@ impl<'a> Judge<'a> {
     pub(crate) fn judge_function(
         &self,
         prepared: &PreparedProblem<'_>,
-        spec: &FunctionSpec,
         language_id: &str,
         source: &[u8],
         compile_limits: CompileLimits,
@@ -465,6 +460,10 @@ impl<'a> Judge<'a> {
     ) -> Result<crate::JudgeReport, JudgeError> {
         use crate::grading::{aggregate, Plan};
         let problem = prepared.problem;
+        let spec = problem
+            .function
+            .as_ref()
+            .ok_or_else(|| JudgeError::Language("not a function problem".into()))?;
         let failed = |verdict: Verdict, output: String| crate::JudgeReport {
             compile_output: output,
             ..crate::judging::failed_report(problem, verdict)
@@ -472,8 +471,8 @@ impl<'a> Judge<'a> {
         progress(crate::Progress::Compiling);
         let (program, compile_output) =
             match self.compile_harness(spec, language_id, source, Some(compile_limits))? {
-                Ok(ready) => ready,
-                Err((verdict, output)) => {
+                Compilation::Ready(program, output) => (program, output),
+                Compilation::Failed { verdict, output } => {
                     progress(crate::Progress::Compiled { ok: false });
                     return Ok(failed(verdict, output));
                 }
@@ -505,8 +504,7 @@ impl<'a> Judge<'a> {
                 let result = self.case_result(
                     prepared,
                     spec,
-                    planned.case,
-                    planned.settings,
+                    (planned.case, planned.settings),
                     input,
                     expected,
                     run,
@@ -554,13 +552,11 @@ impl<'a> Judge<'a> {
     }
 
     /// One case's result: how it ended, and (when it returned) its value against the answer.
-    #[allow(clippy::too_many_arguments)]
     fn case_result(
         &self,
         prepared: &PreparedProblem<'_>,
         spec: &FunctionSpec,
-        case: &crate::package::TestCase,
-        settings: &crate::package::GroupSettings,
+        (case, settings): (&crate::package::TestCase, &crate::package::GroupSettings),
         input: &CaseInput,
         expected: &Canon,
         run: &CaseRun,

@@ -26,6 +26,20 @@ pub(super) struct Pumped {
     pub(super) records: Vec<Record>,
 }
 
+/// The supervisor's ends of a run's streams.
+pub(super) struct Streams {
+    /// `None` when stdout goes to a passed descriptor.
+    pub(super) stdout: Option<OwnedFd>,
+    /// The caller's file captured stdout is streamed into.
+    pub(super) stdout_file: Option<OwnedFd>,
+    /// `None` when stderr goes to a passed descriptor.
+    pub(super) stderr: Option<OwnedFd>,
+    /// The report channel's read end and its acknowledgements' write end.
+    pub(super) records: Option<(OwnedFd, OwnedFd)>,
+    /// The stdin pipe's write end and the bytes still to write.
+    pub(super) stdin: Option<(OwnedFd, Vec<u8>)>,
+}
+
 /// The poll loop of one run: stdio, limits, and the init's exit.
 pub(super) struct Pump<'a> {
     pid: libc::pid_t,
@@ -84,16 +98,14 @@ impl<'a> Pump<'a> {
         Duration::from_micros(remaining.clamp(1_000, 100_000))
     }
 
-    pub(super) fn run(
-        mut self,
-        stdout: Option<OwnedFd>,
-        stdout_file: Option<OwnedFd>,
-        stderr: Option<OwnedFd>,
-        records: Option<(OwnedFd, OwnedFd)>,
-        mut stdin: Option<(OwnedFd, Vec<u8>)>,
-        status: &OwnedFd,
-        cancel: &OwnedFd,
-    ) -> Pumped {
+    pub(super) fn run(mut self, streams: Streams, status: &OwnedFd, cancel: &OwnedFd) -> Pumped {
+        let Streams {
+            stdout,
+            stdout_file,
+            stderr,
+            records,
+            mut stdin,
+        } = streams;
         let mut out = Stream::new(stdout, CaptureSink::new(stdout_file, self.cap));
         let mut err = Stream::new(stderr, CaptureSink::new(None, self.stderr_cap));
         let mut channel = RecordChannel::new(records, self.records, self.started);

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::child::{self, ChildPlan, SetupFailure};
-use super::pump::Pump;
+use super::pump::{Pump, Streams};
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
 use crate::outcome::{classify, EnforcedKill, Evidence, Fault, RunOutcome, Status, Termination};
 use crate::protocol::{self, Incoming};
@@ -379,11 +379,13 @@ impl Supervisor {
         self.prepare_ahead();
         let pump = Pump::new(spec, pid, cgroup, self.cpus, started, control);
         let pumped = pump.run(
-            parent.stdout,
-            parent.stdout_file,
-            parent.stderr,
-            parent.records,
-            parent.stdin_bytes,
+            Streams {
+                stdout: parent.stdout,
+                stdout_file: parent.stdout_file,
+                stderr: parent.stderr,
+                records: parent.records,
+                stdin: parent.stdin_bytes,
+            },
             &parent.status_read,
             &parent.cancel_write,
         );
