@@ -479,6 +479,27 @@ mod tests {
     }
 
     #[test]
+    fn packages_may_replace_the_generated_starters() {
+        let dir = tempfile::tempdir().unwrap();
+        let function = dir.path().join("function");
+        std::fs::create_dir_all(function.join("starter")).unwrap();
+        std::fs::write(function.join("signature.json"), TWO_SUM).unwrap();
+        std::fs::write(function.join("starter/python3.py"), "# ours\n").unwrap();
+        let spec = FunctionSpec::load(dir.path()).unwrap().unwrap();
+        assert_eq!(spec.starter(HarnessLanguage::Python), "# ours\n");
+        assert!(spec
+            .starter(HarnessLanguage::Go)
+            .contains("func twoSum(nums []int, target int) []int {"));
+        std::fs::write(function.join("starter/python.py"), "").unwrap();
+        let err = FunctionSpec::load(dir.path()).unwrap_err();
+        assert_eq!(err.file, std::path::Path::new("function/starter/python.py"));
+        assert!(err.reason.contains("python3.py"), "{err}");
+        assert!(FunctionSpec::load(&dir.path().join("nowhere"))
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
     fn comparison_settings() {
         let sig = Signature::parse(TWO_SUM).unwrap();
         assert_eq!(

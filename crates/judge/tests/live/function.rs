@@ -38,6 +38,10 @@ pub fn trials() -> Vec<Trial> {
             "function_deep_recursion_of_100000_frames_works",
             deep_recursion,
         ),
+        Trial::test(
+            "function_checker_comparison_runs_the_packages_validator",
+            checker_comparison,
+        ),
     ]
 }
 
@@ -315,6 +319,19 @@ class Solution:
         let report = judge(dir.path(), language, source, Coverage::All)?;
         expect(&report, &expected)?;
     }
+    // Printing more than the output limit (8 MiB) ends that case only.
+    let floods = "class Solution {\npublic:\n    int square(int x) {\n        if (x == 2) for (int i = 0; i < (1 << 20); ++i) printf(\"0123456789abcdef\\n\");\n        return x * x;\n    }\n};\n";
+    let report = judge(dir.path(), "cpp17", floods, Coverage::All)?;
+    expect(
+        &report,
+        &[
+            Verdict::AC,
+            Verdict::OLE,
+            Verdict::AC,
+            Verdict::AC,
+            Verdict::AC,
+        ],
+    )?;
     // Pass-fail problems stop at the first failure, as for any problem.
     let report = judge(dir.path(), "cpp17", cases[0].1, Coverage::Package)?;
     expect(&report, &[Verdict::AC, Verdict::RE])?;
@@ -407,6 +424,74 @@ fn deep_recursion() -> Result<(), Failed> {
         if report.verdict != Verdict::AC {
             return Err(format!("{language}: {:?}", verdicts(&report)).into());
         }
+    }
+    Ok(())
+}
+
+/// `compare: checker`: the package's output validator gets the arguments as its input file
+/// and the returned value (canonical JSON) on stdin; any pair of indices summing to the
+/// target is right.
+fn checker_comparison() -> Result<(), Failed> {
+    let validator = r#"
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+nums, target = json.loads(lines[0]), json.loads(lines[1])
+got = json.loads(sys.stdin.read())
+ok = (isinstance(got, list) and len(got) == 2 and got[0] != got[1]
+      and all(isinstance(i, int) and 0 <= i < len(nums) for i in got)
+      and nums[got[0]] + nums[got[1]] == target)
+sys.exit(42 if ok else 43)
+"#;
+    let signature = r#"{"name": "anyPair", "params": [{"name": "nums", "type": "integer[]"}, {"name": "target", "type": "integer"}], "return": {"type": "integer[]"}}"#;
+    let files = [
+        ("problem.yaml", "name: Any pair\nvalidation: custom\n"),
+        ("function/signature.json", signature),
+        ("function/config.yaml", "compare: checker\n"),
+        ("output_validators/pair/validate.py", validator),
+        ("data/secret/1.in", "[1,2,3,4]\n5\n"),
+        ("data/secret/1.ans", "[0,3]\n"),
+    ];
+    let dir = package(&files);
+    let other_pair =
+        "class Solution:\n    def anyPair(self, nums, target):\n        return [2, 1]\n";
+    let same_index =
+        "class Solution:\n    def anyPair(self, nums, target):\n        return [0, 0]\n";
+    expect(
+        &judge(dir.path(), "python3", other_pair, Coverage::All)?,
+        &[Verdict::AC],
+    )?;
+    expect(
+        &judge(dir.path(), "python3", same_index, Coverage::All)?,
+        &[Verdict::WA],
+    )?;
+    // The comparison and the validator come together, or the package is refused.
+    let without_validator: Vec<(&str, &str)> = files
+        .iter()
+        .copied()
+        .filter(|(path, _)| !path.starts_with("output_validators"))
+        .map(|(path, text)| {
+            if path == "problem.yaml" {
+                (path, "name: Any pair\n")
+            } else {
+                (path, text)
+            }
+        })
+        .collect();
+    let refused = judge::Problem::load(package(&without_validator).path()).unwrap_err();
+    if !refused
+        .to_string()
+        .contains("the checker comparison needs an output validator")
+    {
+        return Err(format!("{refused}").into());
+    }
+    let unused_validator: Vec<(&str, &str)> = files
+        .iter()
+        .copied()
+        .filter(|(path, _)| *path != "function/config.yaml")
+        .collect();
+    let refused = judge::Problem::load(package(&unused_validator).path()).unwrap_err();
+    if !refused.to_string().contains("set compare: checker") {
+        return Err(format!("{refused}").into());
     }
     Ok(())
 }
