@@ -21,25 +21,18 @@ pub(super) fn program(signature: &Signature, source: &[u8]) -> ProgramFiles {
     }
 }
 
-/// Declares and reads `uc_a0, uc_a1, ...` from `uc_r`, the arguments separated by commas.
+/// Declares and reads `prefix0, prefix1, ...` from `uc_r`, the arguments separated by commas.
 fn read_args(out: &mut String, params: &[Param], prefix: &str) {
-    for (i, p) in params.iter().enumerate() {
-        if i > 0 {
-            out.push_str("    uc_r.expect(',');\n");
-        }
-        let _ = writeln!(
-            out,
-            "    {} {prefix}{i}{{}}; uc::read(uc_r, {prefix}{i});",
+    super::read_args(out, params, "    ", "uc_r.expect(',');", |i, p| {
+        format!(
+            "{} {prefix}{i}{{}}; uc::read(uc_r, {prefix}{i});",
             spell::cpp(&p.ty)
-        );
-    }
+        )
+    });
 }
 
 fn args(params: &[Param], prefix: &str) -> String {
-    (0..params.len())
-        .map(|i| format!("{prefix}{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    super::numbered(prefix, params.len())
 }
 
 const CATCHES: &str = "    } catch (const uc::Invalid& uc_e) {

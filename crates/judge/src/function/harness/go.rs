@@ -23,14 +23,7 @@ pub(super) fn program(signature: &Signature, source: &[u8]) -> ProgramFiles {
     user.extend_from_slice(source);
     let mut main = sections(include_str!("runtime.go"), signature);
     main.push_str(&generated(signature));
-    ProgramFiles {
-        files: vec![
-            ("solution.go".into(), user),
-            ("main.go".into(), main.into_bytes()),
-        ],
-        entry: "main.go".into(),
-        main_class: "main.go".into(),
-    }
+    super::two_files(("solution.go", user), ("main.go", main), "main.go")
 }
 
 fn read(t: &Type) -> String {
@@ -87,19 +80,13 @@ fn array_functions(signature: &Signature) -> String {
 }
 
 fn read_args(out: &mut String, params: &[Param], prefix: &str, indent: &str) {
-    for (i, p) in params.iter().enumerate() {
-        if i > 0 {
-            let _ = writeln!(out, "{indent}r.expect(',')");
-        }
-        let _ = writeln!(out, "{indent}{prefix}{i} := {}", read(&p.ty));
-    }
+    super::read_args(out, params, indent, "r.expect(',')", |i, p| {
+        format!("{prefix}{i} := {}", read(&p.ty))
+    });
 }
 
 fn args(params: &[Param], prefix: &str) -> String {
-    (0..params.len())
-        .map(|i| format!("{prefix}{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    super::numbered(prefix, params.len())
 }
 
 fn generated(signature: &Signature) -> String {

@@ -26,14 +26,11 @@ pub(super) fn program(signature: &Signature, source: &[u8]) -> ProgramFiles {
     user.extend_from_slice(source);
     let mut harness = sections(include_str!("UltiCodeHarness.java"), signature);
     harness.push_str(&main_class(signature));
-    ProgramFiles {
-        files: vec![
-            (format!("{}.java", user_class(signature)), user),
-            ("UltiCodeHarness.java".into(), harness.into_bytes()),
-        ],
-        entry: "UltiCodeHarness.java".into(),
-        main_class: "UltiCodeHarness".into(),
-    }
+    super::two_files(
+        (&format!("{}.java", user_class(signature)), user),
+        ("UltiCodeHarness.java", harness),
+        "UltiCodeHarness",
+    )
 }
 
 /// An expression reading a value of `t` from `r`.
@@ -125,24 +122,13 @@ fn array_methods(signature: &Signature) -> String {
 
 /// Declares and reads `prefix0, prefix1, ...`.
 fn read_args(out: &mut String, params: &[Param], prefix: &str, indent: &str) {
-    for (i, p) in params.iter().enumerate() {
-        if i > 0 {
-            let _ = writeln!(out, "{indent}r.expect(',');");
-        }
-        let _ = writeln!(
-            out,
-            "{indent}{} {prefix}{i} = {};",
-            spell::java(&p.ty),
-            read(&p.ty)
-        );
-    }
+    super::read_args(out, params, indent, "r.expect(',');", |i, p| {
+        format!("{} {prefix}{i} = {};", spell::java(&p.ty), read(&p.ty))
+    });
 }
 
 fn args(params: &[Param], prefix: &str) -> String {
-    (0..params.len())
-        .map(|i| format!("{prefix}{i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    super::numbered(prefix, params.len())
 }
 
 fn case_method(signature: &Signature) -> String {

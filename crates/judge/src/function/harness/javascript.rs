@@ -12,29 +12,16 @@ use crate::program::ProgramFiles;
 pub(super) fn program(signature: &Signature, source: &[u8]) -> ProgramFiles {
     let mut main = String::from(include_str!("runtime.js"));
     main.push_str(&call_site(signature));
-    ProgramFiles {
-        files: vec![
-            ("solution.js".into(), source.to_vec()),
-            ("main.js".into(), main.into_bytes()),
-        ],
-        entry: "main.js".into(),
-        main_class: "main.js".into(),
-    }
+    super::two_files(
+        ("solution.js", source.to_vec()),
+        ("main.js", main),
+        "main.js",
+    )
 }
 
 /// The runtime's type descriptor (see `runtime.js`).
 fn descriptor(t: &Type) -> String {
-    match t {
-        Type::Integer | Type::Long => "\"i\"".into(),
-        Type::Double => "\"d\"".into(),
-        Type::Boolean => "\"b\"".into(),
-        Type::Character => "\"c\"".into(),
-        Type::String => "\"s\"".into(),
-        Type::Void => "null".into(),
-        Type::ListNode => "\"L\"".into(),
-        Type::TreeNode => "\"T\"".into(),
-        Type::Array { element, .. } => format!("[\"a\", {}]", descriptor(element)),
-    }
+    super::descriptor(t, ("[", "]"), "null")
 }
 
 fn converted_args(params: &[Param], source: &str) -> String {

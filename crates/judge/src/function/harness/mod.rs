@@ -23,7 +23,7 @@ mod javascript;
 mod python;
 mod rust;
 
-use super::signature::Signature;
+use super::signature::{Param, Signature};
 use super::types::Type;
 use crate::language::LanguageConfig;
 use crate::program::ProgramFiles;
@@ -186,6 +186,69 @@ fn sections(runtime: &str, signature: &Signature) -> String {
         }
     }
     out
+}
+
+/// Declares and reads one variable per parameter (`prefix0`, `prefix1`, ...), a statement
+/// `separator` between two (the reader's comma): `declare(i, param)` is a declaration.
+fn read_args(
+    out: &mut String,
+    params: &[Param],
+    indent: &str,
+    separator: &str,
+    declare: impl Fn(usize, &Param) -> String,
+) {
+    for (i, p) in params.iter().enumerate() {
+        if i > 0 {
+            out.push_str(indent);
+            out.push_str(separator);
+            out.push('\n');
+        }
+        out.push_str(indent);
+        out.push_str(&declare(i, p));
+        out.push('\n');
+    }
+}
+
+/// `prefix0, prefix1, ...` for `count` arguments.
+fn numbered(prefix: &str, count: usize) -> String {
+    (0..count)
+        .map(|i| format!("{prefix}{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A harness of two files: the user's code under its own name, and the harness (the entry).
+fn two_files(user: (&str, Vec<u8>), harness: (&str, String), main_class: &str) -> ProgramFiles {
+    ProgramFiles {
+        files: vec![
+            (user.0.to_string(), user.1),
+            (harness.0.to_string(), harness.1.into_bytes()),
+        ],
+        entry: harness.0.to_string(),
+        main_class: main_class.to_string(),
+    }
+}
+
+/// The type descriptor of the dynamic languages' runtimes: `"i"` integer or long, `"d"`,
+/// `"b"`, `"c"`, `"s"`, `"L"` ListNode, `"T"` TreeNode, and `(open)"a", element(close)` an
+/// array (a Python tuple, a JavaScript array).
+fn descriptor(t: &Type, (open, close): (&str, &str), void: &str) -> String {
+    match t {
+        Type::Integer | Type::Long => "\"i\"".into(),
+        Type::Double => "\"d\"".into(),
+        Type::Boolean => "\"b\"".into(),
+        Type::Character => "\"c\"".into(),
+        Type::String => "\"s\"".into(),
+        Type::Void => void.into(),
+        Type::ListNode => "\"L\"".into(),
+        Type::TreeNode => "\"T\"".into(),
+        Type::Array { element, .. } => {
+            format!(
+                "{open}\"a\", {}{close}",
+                descriptor(element, (open, close), void)
+            )
+        }
+    }
 }
 
 /// `twoSum` → `two_sum` (Rust's names).

@@ -11,29 +11,16 @@ use crate::program::ProgramFiles;
 pub(super) fn program(signature: &Signature, source: &[u8]) -> ProgramFiles {
     let mut main = String::from(include_str!("runtime.py"));
     main.push_str(&call_site(signature));
-    ProgramFiles {
-        files: vec![
-            ("solution.py".into(), source.to_vec()),
-            ("main.py".into(), main.into_bytes()),
-        ],
-        entry: "main.py".into(),
-        main_class: "main.py".into(),
-    }
+    super::two_files(
+        ("solution.py", source.to_vec()),
+        ("main.py", main),
+        "main.py",
+    )
 }
 
 /// The runtime's type descriptor (see `runtime.py`).
 fn descriptor(t: &Type) -> String {
-    match t {
-        Type::Integer | Type::Long => "\"i\"".into(),
-        Type::Double => "\"d\"".into(),
-        Type::Boolean => "\"b\"".into(),
-        Type::Character => "\"c\"".into(),
-        Type::String => "\"s\"".into(),
-        Type::Void => "None".into(),
-        Type::ListNode => "\"L\"".into(),
-        Type::TreeNode => "\"T\"".into(),
-        Type::Array { element, .. } => format!("(\"a\", {})", descriptor(element)),
-    }
+    super::descriptor(t, ("(", ")"), "None")
 }
 
 fn converted_args(params: &[Param], source: &str) -> String {

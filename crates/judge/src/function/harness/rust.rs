@@ -13,27 +13,20 @@ use crate::program::ProgramFiles;
 pub(super) fn program(signature: &Signature, source: &[u8]) -> ProgramFiles {
     let mut main = sections(include_str!("runtime.rs"), signature);
     main.push_str(&call_site(signature));
-    ProgramFiles {
-        files: vec![
-            ("main.rs".into(), main.into_bytes()),
-            ("solution.rs".into(), source.to_vec()),
-        ],
-        entry: "main.rs".into(),
-        main_class: "main.rs".into(),
-    }
+    super::two_files(
+        ("solution.rs", source.to_vec()),
+        ("main.rs", main),
+        "main.rs",
+    )
 }
 
 fn read_args(out: &mut String, params: &[Param], prefix: &str, indent: &str) {
-    for (i, p) in params.iter().enumerate() {
-        if i > 0 {
-            let _ = writeln!(out, "{indent}r.expect(b',');");
-        }
-        let _ = writeln!(
-            out,
-            "{indent}let mut {prefix}{i}: {} = UcJson::uc_read(r);",
+    super::read_args(out, params, indent, "r.expect(b',');", |i, p| {
+        format!(
+            "let mut {prefix}{i}: {} = UcJson::uc_read(r);",
             spell::rust(&p.ty)
-        );
-    }
+        )
+    });
 }
 
 fn args(params: &[Param], prefix: &str, by_reference: Option<usize>) -> String {
