@@ -114,7 +114,8 @@ test('payloads in a problem, a source, a compiler output and a run output stay t
   await expect(page.locator('#statement')).toHaveValue(statement);
   await expectInert(page, seen, 'the saved manage problem page');
 
-  await page.goto('/problems');
+  // (The list is paged: the search finds the new problem wherever it falls.)
+  await page.goto(`/problems?q=${slug}`);
   await expect(page.locator(`main a[href="/problems/${slug}"]`)).toHaveText(title);
   await expectInert(page, seen, 'the problem list');
   // (The home page lists the first five problems, not the newest: only check it is inert.)
