@@ -167,4 +167,11 @@ pub trait CodeRunner: Send + Sync {
         limits: RunLimits,
         target: RunTarget,
     ) -> Box<dyn StartedRun>;
+
+    /// Runs an execution job to its end. `Err` is the runner's failure (the job may be tried
+    /// again); everything the program did is in the result.
+    async fn execute(
+        &self,
+        request: &crate::jobs::ExecutionRequest,
+    ) -> Result<crate::jobs::ExecutionResult, PortError>;
 }

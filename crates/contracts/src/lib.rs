@@ -9,6 +9,7 @@ pub mod execution;
 mod facts;
 mod identity;
 mod ids;
+pub mod jobs;
 mod judging;
 pub mod search;
 mod verdict;

@@ -119,7 +119,7 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
         Profile::Native,
     );
     lisp.memory_overhead_mib = 64;
-    let lua = language(
+    let mut lua = language(
         "lua",
         "Lua",
         "main.lua",
@@ -179,7 +179,7 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
         &["/usr/bin/fpc", "-O2", "-v0", "-o/job/main", "{entry}"],
         &["/usr/bin/fpc", "-iV"],
     );
-    let php = language(
+    let mut php = language(
         "php",
         "PHP",
         "main.php",
@@ -206,7 +206,7 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
         Profile::Native,
     );
     prolog.run_pids = 32;
-    let ruby = language(
+    let mut ruby = language(
         "ruby",
         "Ruby",
         "main.rb",
@@ -284,7 +284,7 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
     );
     racket.memory_overhead_mib = 64;
     racket.env = vec![("HOME".into(), "/tmp".into())];
-    let bash = language(
+    let mut bash = language(
         "bash",
         "Bash",
         "main.sh",
@@ -293,6 +293,9 @@ pub(crate) fn more_languages() -> Vec<LanguageConfig> {
         &["/bin/bash", "--version"],
         Profile::Native,
     );
+    for checked in [&mut lua, &mut php, &mut ruby, &mut bash] {
+        checked.compile_checks_only = true;
+    }
     vec![
         csharp, d, haskell, kotlin, scala, lisp, lua, nim, objectivec, ocaml, pascal, php, prolog,
         ruby, fortran, ada, erlang, elixir, racket, bash,

@@ -627,36 +627,33 @@ impl<'a> Judge<'a> {
         limits: ExecuteLimits,
         abort: &Abort,
     ) -> Result<Execution, JudgeError> {
-        let language = self
-            .languages
-            .get(language_id)
-            .ok_or_else(|| JudgeError::Language(self.languages.why_not(language_id)))?;
-        let files = ProgramFiles::single(&language.config, source);
-        let (program, compile_output) =
-            match self.compile(language, &files, language.config.compile_limits)? {
-                Compilation::Ready(program, output) => (program, output),
-                Compilation::Failed { verdict, output } => {
-                    return Ok(Execution {
-                        verdict,
-                        compile_output: output,
-                        outcome: None,
-                    })
-                }
-            };
-        let sandbox_limits = Limits {
-            cpu_time_ms: limits.time_limit_ms,
-            wall_time_ms: limits.time_limit_ms * 3 + 1_000,
-            memory_bytes: (limits.memory_mib + language.config.memory_overhead_mib) << 20,
-            pids: language.config.run_pids,
-            output_bytes: limits.output_bytes,
-            ..Limits::default()
+        let (program, compile_output) = match self.build(
+            language_id,
+            source,
+            &crate::execution::BuildOptions::default(),
+        )? {
+            Compilation::Ready(program, output) => (program, output),
+            Compilation::Failed { verdict, output } => {
+                return Ok(Execution {
+                    verdict,
+                    compile_output: output,
+                    outcome: None,
+                })
+            }
         };
-        let spec = program
-            .spec(limits.memory_mib, &[], sandbox_limits)
-            .stdin(Stdin::Bytes(stdin));
-        let outcome = abort
-            .run(self.sandbox, &spec, PassedFds::default())
-            .map_err(|e| JudgeError::Language(format!("invalid run: {e}")))?;
+        let options = crate::execution::RunOptions {
+            cpu_time_ms: limits.time_limit_ms,
+            cpu_extra_ms: 0,
+            wall_time_ms: limits.time_limit_ms * 3 + 1_000,
+            memory_kib: limits.memory_mib << 10,
+            stack_kib: None,
+            processes: None,
+            output_bytes: limits.output_bytes,
+            file_size_bytes: None,
+            arguments: Vec::new(),
+            redirect_stderr: false,
+        };
+        let outcome = self.run_built(&program, stdin, &options, abort)?;
         let verdict = run_verdict(&outcome).map_or(Verdict::AC, |(verdict, _)| verdict);
         Ok(Execution {
             verdict,

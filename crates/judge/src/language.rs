@@ -26,6 +26,10 @@ pub struct LanguageConfig {
     /// without a build step.
     #[serde(default)]
     pub compile: Option<Vec<String>>,
+    /// The compile step only checks the source (its syntax) and makes nothing the run needs:
+    /// running programs without judging may skip it (the run reports the same errors).
+    #[serde(default)]
+    pub compile_checks_only: bool,
     /// Run command. `{memory_mib}` is replaced by the memory limit of the run; `{entry}`,
     /// `{main_class}` and `{sources}` (here and in `compile`) by the program's files
     /// (see `program`).
@@ -109,6 +113,7 @@ pub(crate) fn language(
         name: name.into(),
         source_file: source_file.into(),
         compile: compile.map(strings),
+        compile_checks_only: false,
         run: strings(run),
         version: strings(version),
         profile,
@@ -177,7 +182,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
     );
     cpp20.compile = Some(gpp("gnu++20"));
     let py_check = "import py_compile, sys; py_compile.compile(sys.argv[1], cfile='/tmp/main.pyc', doraise=True)";
-    let python3 = language(
+    let mut python3 = language(
         "python3",
         "Python 3",
         "main.py",
@@ -186,7 +191,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
         &["/usr/bin/python3", "--version"],
         Profile::Python,
     );
-    let pypy3 = language(
+    let mut pypy3 = language(
         "pypy3",
         "PyPy 3",
         "main.py",
@@ -195,6 +200,8 @@ pub fn default_languages() -> Vec<LanguageConfig> {
         &["/usr/bin/pypy3", "--version"],
         Profile::Python,
     );
+    python3.compile_checks_only = true;
+    pypy3.compile_checks_only = true;
     let mut java = language(
         "java",
         "Java 17",
@@ -240,6 +247,7 @@ pub fn default_languages() -> Vec<LanguageConfig> {
         Profile::Node,
     );
     javascript.run_pids = 32;
+    javascript.compile_checks_only = true;
     javascript.memory_overhead_mib = 64;
     let mut go = language(
         "go",

@@ -6,10 +6,12 @@
 
 mod catalog;
 pub mod checker;
+pub mod execution;
 pub mod files;
 pub mod function;
 mod grading;
 pub mod input_validation;
+pub mod jobs;
 mod judging;
 pub mod language;
 mod output;

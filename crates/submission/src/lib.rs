@@ -6,6 +6,7 @@
 mod admin_port;
 pub mod api;
 pub mod dispatcher;
+pub mod executions;
 pub mod maintenance;
 pub mod port;
 pub mod runs;
@@ -14,6 +15,7 @@ pub mod store;
 
 pub use api::SubmissionApiConfig;
 pub use dispatcher::{Dispatcher, DispatcherConfig};
+pub use executions::{Executions, ExecutionsConfig};
 pub use maintenance::MaintenanceConfig;
 pub use runs::{Runs, RunsConfig};
 pub use store::{

@@ -278,4 +278,56 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: "ALTER TABLE submission_tests ADD COLUMN detail TEXT",
         sqlite: "ALTER TABLE submission_tests ADD COLUMN detail TEXT",
     },
+    Migration {
+        version: 9,
+        name: "execution jobs (programs run without judging, kept durably)",
+        postgres: "
+            CREATE TABLE execution_jobs (
+                token TEXT PRIMARY KEY,
+                state TEXT NOT NULL,
+                language TEXT NOT NULL,
+                outcome TEXT,
+                request TEXT NOT NULL,
+                echo TEXT NOT NULL,
+                result TEXT,
+                error TEXT,
+                attempt TEXT,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                node TEXT NOT NULL,
+                callback_url TEXT,
+                callback_state TEXT NOT NULL,
+                callback_tries BIGINT NOT NULL DEFAULT 0,
+                callback_next_at BIGINT,
+                created_at BIGINT NOT NULL,
+                finished_at BIGINT,
+                updated_at BIGINT NOT NULL
+            );
+            CREATE INDEX execution_jobs_queue ON execution_jobs (node, state, created_at);
+            CREATE INDEX execution_jobs_created ON execution_jobs (created_at);
+            CREATE INDEX execution_jobs_callbacks ON execution_jobs (callback_state, callback_next_at)",
+        sqlite: "
+            CREATE TABLE execution_jobs (
+                token TEXT PRIMARY KEY,
+                state TEXT NOT NULL,
+                language TEXT NOT NULL,
+                outcome TEXT,
+                request TEXT NOT NULL,
+                echo TEXT NOT NULL,
+                result TEXT,
+                error TEXT,
+                attempt TEXT,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                node TEXT NOT NULL,
+                callback_url TEXT,
+                callback_state TEXT NOT NULL,
+                callback_tries INTEGER NOT NULL DEFAULT 0,
+                callback_next_at INTEGER,
+                created_at INTEGER NOT NULL,
+                finished_at INTEGER,
+                updated_at INTEGER NOT NULL
+            );
+            CREATE INDEX execution_jobs_queue ON execution_jobs (node, state, created_at);
+            CREATE INDEX execution_jobs_created ON execution_jobs (created_at);
+            CREATE INDEX execution_jobs_callbacks ON execution_jobs (callback_state, callback_next_at)",
+    },
 ];

@@ -79,6 +79,8 @@ fn dependencies_point_inward() {
         ),
         // The console is a client of the public API (in process): no owner, no runtime.
         ("web", &["contracts", "platform"]),
+        // Judge0's API speaks to the execution jobs through their port only.
+        ("judge0", &["contracts", "platform"]),
     ];
     for (name, deps) in &graph {
         if name == "ulticode" {

@@ -5,6 +5,7 @@
 //! The test binary is its own sandbox supervisor.
 
 mod function;
+mod jobs;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -74,7 +75,11 @@ fn main() {
             shown_sample_outputs_must_pass_the_output_validator,
         ),
     ];
-    let trials = trials.into_iter().chain(function::trials()).collect();
+    let trials = trials
+        .into_iter()
+        .chain(function::trials())
+        .chain(jobs::trials())
+        .collect();
     libtest_mimic::run(&args, trials).exit();
 }
 

@@ -24,6 +24,7 @@ mod bench_web;
 mod chaos;
 mod chaos_events;
 mod contest_cmd;
+mod judge0_edge;
 mod judge_cmd;
 mod modules;
 mod runner;

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use contracts::execution::{
     Canceller, CodeRunner, RunLimits, RunReport, RunRequest, RunTarget, StartedRun,
 };
+use contracts::jobs::{ExecutionRequest, ExecutionResult};
 use contracts::{PortError, ProblemPackagePort};
 use judge::{Abort, ExecuteLimits, Judge, Languages, Problem};
 use sandbox::Sandbox;
@@ -15,6 +16,8 @@ pub struct SandboxRunner {
     pub languages: Arc<Languages>,
     /// App's packages, for runs of function problems (connected once App is open).
     pub packages: std::sync::OnceLock<Arc<dyn ProblemPackagePort>>,
+    /// Builds shared by execution jobs that repeat a program.
+    builds: Arc<judge::jobs::Builds>,
 }
 
 impl SandboxRunner {
@@ -23,6 +26,7 @@ impl SandboxRunner {
             sandbox,
             languages,
             packages: std::sync::OnceLock::new(),
+            builds: Arc::default(),
         }
     }
 
@@ -117,6 +121,21 @@ fn function_report(execution: judge::function::FunctionExecution) -> RunReport {
 
 #[async_trait]
 impl CodeRunner for SandboxRunner {
+    async fn execute(&self, request: &ExecutionRequest) -> Result<ExecutionResult, PortError> {
+        let (sandbox, languages, builds, request) = (
+            self.sandbox.clone(),
+            self.languages.clone(),
+            self.builds.clone(),
+            request.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let judge = Judge::new(sandbox.as_ref(), &languages);
+            judge::jobs::execute(&judge, &builds, &request)
+        })
+        .await
+        .map_err(|e| PortError::Unavailable(e.to_string()))?
+    }
+
     async fn check(&self, request: &RunRequest, target: &RunTarget) -> Result<(), PortError> {
         let RunTarget::Function { package_hash } = target else {
             return Ok(());

@@ -58,6 +58,12 @@ pub struct Owners {
     /// The index, when this process holds it (it consumes the search stream).
     pub search_index: Option<search::SearchIndex>,
     pub runs: submission::Runs,
+    /// Programs run for the Judge0 API, kept by the Submission owner.
+    pub executions: submission::Executions,
+    /// The Judge0-compatible API over `executions`.
+    pub judge0: judge0::Judge0,
+    /// Where the Judge0 API is mounted on the main listener, if it is.
+    pub judge0_prefix: Option<String>,
     pub queue: Arc<dyn JudgeQueue>,
     /// Every event consumer's stream.
     pub events: queue::events::EventStreams,
@@ -380,7 +386,11 @@ pub fn http_app(
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(Extension(Verifier(Arc::new(owners.auth.clone()))));
     // The console's pages act through the API in process; whatever is not a page is the API.
-    let router = web::routes(web::Api::new(api), owners.secure_cookies)
+    let mut router = web::routes(web::Api::new(api), owners.secure_cookies);
+    if let Some(prefix) = &owners.judge0_prefix {
+        router = router.nest(prefix, owners.judge0.router());
+    }
+    let router = router
         .layer(axum::middleware::from_fn(trace_events))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(

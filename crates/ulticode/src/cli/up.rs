@@ -21,10 +21,11 @@ use platform::{Db, Metrics, Shutdown};
 use queue::events::EventStreams;
 use queue::{JudgeQueue, QueueConfig, SqlQueue};
 use submission::{
-    Dispatcher, DispatcherConfig, MaintenanceConfig, Runs, RunsConfig, SubmissionConfig,
-    SubmissionStore,
+    Dispatcher, DispatcherConfig, Executions, ExecutionsConfig, MaintenanceConfig, Runs,
+    RunsConfig, SubmissionConfig, SubmissionStore,
 };
 
+use super::judge0_edge::Judge0Args;
 use super::modules::{Module, Modules};
 use super::runner::SandboxRunner;
 use super::server::{http_app, Owners};
@@ -51,6 +52,8 @@ pub struct UpArgs {
     workers: Option<usize>,
     #[command(flatten)]
     mail: MailArgs,
+    #[command(flatten)]
+    judge0: Judge0Args,
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +96,8 @@ pub struct ServeArgs {
     /// across replicas; consumers share their streams' groups).
     #[arg(long, env = "ULTICODE_MODULES", value_delimiter = ',', default_values_t = Module::ALL)]
     modules: Vec<Module>,
+    #[command(flatten)]
+    judge0: Judge0Args,
 }
 
 /// Opens the owners on their databases and bootstraps the admin account.
@@ -114,7 +119,7 @@ struct Databases {
 struct ShapeSettings {
     /// Names this node's run receipts.
     node: String,
-    /// Runs code for the execution API.
+    /// Runs code for the execution API (unless `judge0.runner` names another runner).
     runner: Arc<SandboxRunner>,
     /// Prepares uploaded packages (Polygon import, derived time limits) in the sandbox.
     preparer: Arc<dyn contracts::PackagePreparer>,
@@ -128,6 +133,8 @@ struct ShapeSettings {
     /// Where links in notifications point when `mail.public_url` is not given.
     public_url: String,
     search: SearchAt,
+    /// The Judge0 API and where execution runs.
+    judge0: Judge0Args,
 }
 
 /// Where the search index lives.
@@ -158,7 +165,12 @@ async fn open_owners(
         mail,
         public_url,
         search,
+        judge0,
     } = shape;
+    let code_runner: Arc<dyn contracts::execution::CodeRunner> = match judge0.external_runner()? {
+        Some(external) => external,
+        None => runner.clone(),
+    };
     let (search, search_index): (Arc<dyn contracts::search::SearchPort>, _) = match search {
         SearchAt::Here(dir) => {
             let index = search::SearchIndex::open(&dir)
@@ -220,12 +232,24 @@ async fn open_owners(
     let _ = runner.packages.set(Arc::new(app.clone()));
     let runs = Runs::open(
         submissions.db().clone(),
-        runner,
-        RunsConfig::new(node, language_ids),
+        code_runner.clone(),
+        RunsConfig::new(node.clone(), language_ids),
     )
     .await
     .context("open the execution service")?
     .with_problems(Arc::new(app.clone()));
+    let executions = Executions::open(
+        submissions.db().clone(),
+        code_runner,
+        ExecutionsConfig {
+            max_queue: judge0.judge0_max_queue,
+            concurrency: judge0.workers(),
+            ..ExecutionsConfig::new(node)
+        },
+    )
+    .await
+    .context("open the execution jobs")?;
+    let judge0_api = super::judge0_edge::api(&judge0, Arc::new(executions.clone()), &languages);
     let admin_service = AdminService::open(
         dbs.admin,
         AdminPorts {
@@ -249,6 +273,9 @@ async fn open_owners(
             search,
             search_index,
             runs,
+            executions,
+            judge0: judge0_api,
+            judge0_prefix: judge0.judge0_prefix.clone(),
             queue,
             events,
             languages,
@@ -565,6 +592,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 mail: args.mail.clone(),
                 public_url: format!("http://{}", listener.local_addr()?),
                 search: SearchAt::Here(dir.join("search")),
+                judge0: args.judge0.clone(),
             },
         )
         .await?;
@@ -625,7 +653,9 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(worker.run(shutdown.clone(), Duration::from_secs(25))),
             tokio::spawn(owners.runs.clone().reclaim_expired(shutdown.clone())),
             tokio::spawn(owners.admin.clone().sample_pipeline(shutdown.clone())),
+            tokio::spawn(owners.executions.clone().run(shutdown.clone())),
         ]);
+        tasks.extend(super::judge0_edge::start(&args.judge0, &owners.judge0, &shutdown).await?);
         announce(listener.local_addr()?, opened.admin_password.as_deref());
         serve_until_shutdown(owners, listener, shutdown, tasks).await?;
         Ok(ExitCode::SUCCESS)
@@ -697,6 +727,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                         std::env::temp_dir().join(format!("ulticode-search-{}", std::process::id()))
                     })),
                 },
+                judge0: args.judge0.clone(),
             },
         )
         .await?;
@@ -707,7 +738,6 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         if let Some(index) = &opened.owners.search_index {
             super::search_api::rebuild_if_empty(index, &opened.owners.app).await;
         }
-        announce(listener.local_addr()?, opened.admin_password.as_deref());
         let holder = format!(
             "serve-{}-{}",
             super::services::hostname(),
@@ -728,7 +758,12 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     .clone()
                     .sample_pipeline(shutdown.clone()),
             ),
+            tokio::spawn(opened.owners.executions.clone().run(shutdown.clone())),
         ]);
+        tasks.extend(
+            super::judge0_edge::start(&args.judge0, &opened.owners.judge0, &shutdown).await?,
+        );
+        announce(listener.local_addr()?, opened.admin_password.as_deref());
         serve_until_shutdown(opened.owners, listener, shutdown, tasks).await?;
         Ok(ExitCode::SUCCESS)
     })

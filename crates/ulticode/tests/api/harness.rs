@@ -20,6 +20,8 @@ pub fn source(relative: &str) -> String {
 pub struct Service {
     pub base: String,
     pub admin_password: String,
+    /// The Judge0 API's own listener, when it was asked for.
+    pub judge0: Option<String>,
     /// The embedded shape's data directory.
     pub data_dir: Option<tempfile::TempDir>,
     processes: Vec<Child>,
@@ -91,18 +93,32 @@ impl Drop for Service {
 
 const REDIS_URL: &str = "redis://127.0.0.1:6379";
 
+/// What a started process announced: its URL, the admin password (empty when the account
+/// existed) and the Judge0 API's own listener (announced before the URL).
+struct Announced {
+    base: String,
+    password: String,
+    judge0: Option<String>,
+}
+
 /// Starts a process and waits for the lines announcing its URL and the admin account (the
 /// password only when the account was created by this start).
-fn start(mut command: Command) -> (Child, String, String) {
+fn start(mut command: Command) -> (Child, Announced) {
     command.stdout(Stdio::piped()).stderr(Stdio::inherit());
     let mut child = command.spawn().expect("start ulticode");
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let (mut base, mut password) = (None, None);
+        let (mut base, mut password, mut judge0) = (None, None, None);
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             println!("[service] {line}");
+            if let Some(rest) = line.trim().strip_prefix("Judge0 API: http://") {
+                judge0 = rest
+                    .split_whitespace()
+                    .next()
+                    .map(|a| format!("http://{a}"));
+            }
             if let Some(url) = line.strip_prefix("UltiCode is serving on ") {
                 base = Some(url.trim().to_string());
             }
@@ -115,12 +131,16 @@ fn start(mut command: Command) -> (Child, String, String) {
                 password = Some(String::new());
             }
             if base.is_some() && password.is_some() {
-                let _ = tx.send((base.take().unwrap(), password.take().unwrap()));
+                let _ = tx.send(Announced {
+                    base: base.take().unwrap(),
+                    password: password.take().unwrap(),
+                    judge0: judge0.take(),
+                });
             }
         }
     });
     match rx.recv_timeout(Duration::from_secs(180)) {
-        Ok((base, password)) => (child, base, password),
+        Ok(announced) => (child, announced),
         Err(_) => {
             let _ = child.kill();
             panic!("the service did not announce its URL and admin password");
@@ -158,10 +178,11 @@ pub fn spawn_up_with(data: tempfile::TempDir, extra: &[String]) -> Service {
     ]);
     command.arg(data.path()).arg("--problems").arg(examples());
     command.args(extra);
-    let (child, base, admin_password) = start(command);
+    let (child, announced) = start(command);
     Service {
-        base,
-        admin_password,
+        base: announced.base,
+        admin_password: announced.password,
+        judge0: announced.judge0,
         data_dir: Some(data),
         processes: vec![child],
         _scratch: Vec::new(),
@@ -200,7 +221,8 @@ pub async fn spawn_distributed_with(search_worker: bool) -> Service {
             .args(["--search-url", &format!("http://127.0.0.1:{search_port}")])
             .args(["--modules", "relays,audit,notification,mail"]);
     }
-    let (serve, base, admin_password) = start(serve);
+    let (serve, announced) = start(serve);
+    let (base, admin_password) = (announced.base, announced.password);
     let mut processes = vec![serve];
     let mut scratch = Vec::new();
     if search_worker {
@@ -264,6 +286,7 @@ pub async fn spawn_distributed_with(search_worker: bool) -> Service {
     Service {
         base,
         admin_password,
+        judge0: announced.judge0,
         data_dir: None,
         processes,
         _scratch: scratch,

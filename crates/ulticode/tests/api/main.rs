@@ -10,6 +10,7 @@ mod flow;
 mod functions;
 mod hardening;
 mod harness;
+mod judge0;
 mod notifications;
 mod openapi;
 mod packages;
