@@ -51,6 +51,17 @@ if [ ! -x "$SMTP_VENV/bin/aiosmtpd" ]; then
     fi
 fi
 
+# The official Judge0 Python SDK, which the Judge0 API's tests run unchanged; pinned, in a
+# venv (the test installs it too when missing).
+JUDGE0_VENV="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/venv-judge0"
+if [ ! -x "$JUDGE0_VENV/bin/python" ] || ! "$JUDGE0_VENV/bin/python" -c "import judge0" 2>/dev/null; then
+    echo "installing the judge0 SDK into $JUDGE0_VENV"
+    if ! { python3 -m venv "$JUDGE0_VENV" &&
+        "$JUDGE0_VENV/bin/pip" install --quiet "judge0==0.0.8" "httpx==0.28.1" "pydantic==2.14.4"; }; then
+        echo "the judge0 SDK could not be installed: its test will say UNAVAILABLE"
+    fi
+fi
+
 # checktestdata (PyPI's implementation) for .ctd input validators: pure Python, unpacked
 # into the cache and run inside the sandbox by its Python (judge/src/input_validation.rs).
 CHECKTESTDATA_DIR="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/checktestdata"

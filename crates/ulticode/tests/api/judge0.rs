@@ -980,3 +980,74 @@ async fn judge0_as_the_execution_backend_of_another_ulticode() {
         listed.text
     );
 }
+
+/// The SDK's pinned release and its dependencies, in a venv beside the build cache.
+const SDK_PACKAGES: [&str; 3] = ["judge0==0.0.8", "httpx==0.28.1", "pydantic==2.14.4"];
+
+/// The venv's Python with the official SDK, installed on first use; `Err` says why not.
+fn sdk_python() -> Result<std::path::PathBuf, String> {
+    let cache =
+        std::env::var("ULTICODE_CACHE_DIR").unwrap_or_else(|_| "/var/cache/ulticode".into());
+    let venv = std::path::Path::new(&cache).join("venv-judge0");
+    let python = venv.join("bin/python");
+    let installed = || {
+        std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import judge0, sys; sys.exit(0 if judge0.__version__ == '0.0.8' else 1)",
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if installed() {
+        return Ok(python);
+    }
+    let created = std::process::Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .map_err(|e| format!("python3 -m venv: {e}"))?;
+    if !created.success() {
+        return Err("python3 -m venv failed".into());
+    }
+    let pip = std::process::Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet"])
+        .args(SDK_PACKAGES)
+        .status()
+        .map_err(|e| format!("pip: {e}"))?;
+    if !pip.success() || !installed() {
+        return Err(format!("pip install {} failed", SDK_PACKAGES.join(" ")));
+    }
+    Ok(python)
+}
+
+#[tokio::test]
+async fn judge0_official_python_sdk_runs_unchanged() {
+    let python = match tokio::task::spawn_blocking(sdk_python).await.unwrap() {
+        Ok(python) => python,
+        Err(reason) => {
+            println!("UNAVAILABLE judge0_python_sdk: {reason}");
+            return;
+        }
+    };
+    let service = spawn_judge0(&[]);
+    let url = service.judge0.clone().unwrap();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/judge0_sdk/scenario.py");
+    let output = tokio::process::Command::new(python)
+        .arg(script)
+        .args([&url, AUTH])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "the SDK scenario failed:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("SDK scenario: 7 passed, 0 failed"),
+        "{stdout}"
+    );
+}
