@@ -28,6 +28,8 @@ pub enum BenchCommand {
     Function(super::bench_function::FunctionArgs),
     /// The delivery path: outbox relay throughput and submit-to-verdict latency.
     Pipeline(super::bench_pipeline::PipelineArgs),
+    /// The Judge0-compatible API: `wait=true` round trips, batches and a sustained rate.
+    Judge0(super::bench_judge0::Judge0BenchArgs),
     /// The console's pages at a steady request rate: latency percentiles on `up`.
     Web(super::bench_web::WebArgs),
     /// The event backbone: relay throughput (PostgreSQL → Redis) and change-to-audit latency.
@@ -69,6 +71,7 @@ impl BenchCommand {
             BenchCommand::Function(args) => super::bench_function::run(args),
             BenchCommand::Pipeline(args) => super::bench_pipeline::run(args),
             BenchCommand::Web(args) => super::bench_web::run(args),
+            BenchCommand::Judge0(args) => super::bench_judge0::run(args),
             BenchCommand::Events(args) => super::bench_events::events(args),
             BenchCommand::Search(args) => super::bench_events::search(args),
             BenchCommand::Contest(args) => super::bench_contest::run(args),

@@ -40,9 +40,11 @@ struct PageFigures {
 }
 
 /// `ulticode up` on a scratch directory, stopped on drop.
-struct Server {
+pub(super) struct Server {
     child: Child,
-    base: String,
+    pub base: String,
+    /// What it printed before it said where it serves.
+    pub announced: Vec<String>,
     _data: tempfile::TempDir,
 }
 
@@ -54,7 +56,8 @@ impl Drop for Server {
     }
 }
 
-fn start_server() -> anyhow::Result<Server> {
+/// `ulticode up` with `extra` arguments, once it serves.
+pub(super) fn start_server(extra: &[&str]) -> anyhow::Result<Server> {
     let data = tempfile::tempdir()?;
     let mut child = Command::new(std::env::current_exe()?)
         .args([
@@ -66,29 +69,35 @@ fn start_server() -> anyhow::Result<Server> {
             "--data-dir",
         ])
         .arg(data.path())
+        .args(extra)
         .env("ULTICODE_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .context("start ulticode up")?;
     let stdout = child.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
-    let mut base = None;
-    for line in BufReader::new(stdout).lines() {
+    let (mut base, mut announced) = (None, Vec::new());
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
         let line = line?;
         if let Some(rest) = line.strip_prefix("UltiCode is serving on ") {
             base = Some(rest.trim().to_string());
             break;
         }
+        announced.push(line);
     }
+    // Keep reading: a server whose stdout is closed fails at its next line.
+    std::thread::spawn(move || lines.for_each(drop));
     let base = base.ok_or_else(|| anyhow!("ulticode up exited before serving"))?;
     Ok(Server {
         child,
         base,
+        announced,
         _data: data,
     })
 }
 
-fn percentile(sorted: &[Duration], q: f64) -> f64 {
+pub(super) fn percentile(sorted: &[Duration], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -163,7 +172,7 @@ async fn session_cookie(client: &reqwest::Client, base: &str) -> anyhow::Result<
 }
 
 pub fn run(args: WebArgs) -> anyhow::Result<ExitCode> {
-    let server = start_server()?;
+    let server = start_server(&[])?;
     let pages = if args.pages.is_empty() {
         vec!["/problems".to_string(), "/problems/aplusb".to_string()]
     } else {
