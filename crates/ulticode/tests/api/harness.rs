@@ -200,6 +200,11 @@ pub async fn spawn_distributed() -> Service {
 /// [`spawn_distributed`], with the search index in a `search-worker` process of its own
 /// when `search_worker` holds.
 pub async fn spawn_distributed_with(search_worker: bool) -> Service {
+    spawn_distributed_args(search_worker, &[]).await
+}
+
+/// [`spawn_distributed_with`], with `extra` arguments to `serve`.
+pub async fn spawn_distributed_args(search_worker: bool, extra: &[&str]) -> Service {
     let postgres = platform::testing::TestPostgres::new().await.unwrap();
     let prefix = postgres.name().to_string();
     let token = format!("svc-{}", uuid::Uuid::new_v4().simple());
@@ -210,7 +215,8 @@ pub async fn spawn_distributed_with(search_worker: bool) -> Service {
         .args(["--queue-prefix", &queue_prefix, "--role-prefix", &prefix])
         .args(["--database-url", &postgres.url(), "--service-token", &token])
         .arg("--problems")
-        .arg(examples());
+        .arg(examples())
+        .args(extra);
     let search_port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

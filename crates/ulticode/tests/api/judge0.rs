@@ -8,7 +8,7 @@ use base64::Engine;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::harness::{spawn_up_with, Api, Service};
+use crate::harness::{spawn_distributed_args, spawn_up_with, Api, Service};
 
 const AUTH: &str = "judge0-token-for-tests";
 const AUTHZ: &str = "judge0-admin-for-tests";
@@ -1050,4 +1050,93 @@ async fn judge0_official_python_sdk_runs_unchanged() {
         stdout.contains("SDK scenario: 7 passed, 0 failed"),
         "{stdout}"
     );
+}
+
+#[tokio::test]
+async fn judge0_jobs_on_postgresql_in_the_distributed_shape() {
+    let service = spawn_distributed_args(
+        false,
+        &[
+            "--judge0-listen",
+            "127.0.0.1:0",
+            "--judge0-authz-token",
+            AUTHZ,
+        ],
+    )
+    .await;
+    let judge0 = Judge0 {
+        base: service
+            .judge0
+            .clone()
+            .expect("the Judge0 listener was announced"),
+        http: reqwest::Client::new(),
+    };
+    let done = judge0
+        .open(
+            "/submissions?wait=true",
+            json!({"source_code": "print(input())", "language_id": 71, "stdin": "pg"}),
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::CREATED, "{}", done.text);
+    assert_eq!(done.json["stdout"], "pg\n");
+    let batch = judge0
+        .open(
+            "/submissions/batch",
+            json!({"submissions": [
+                {"source_code": "int main(){return 0;}", "language_id": 50},
+                {"source_code": "int main(){return 0;}", "language_id": 50, "expected_output": "x"}
+            ]}),
+        )
+        .await;
+    let tokens: Vec<String> = batch
+        .json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["token"].as_str().unwrap().to_string())
+        .collect();
+    let mut statuses = Vec::new();
+    for token in &tokens {
+        let mut status = 0;
+        for _ in 0..600 {
+            let answer = judge0
+                .send(
+                    Method::GET,
+                    &format!("/submissions/{token}?fields=status_id"),
+                    None,
+                    &[],
+                )
+                .await;
+            status = answer.json["status_id"].as_u64().unwrap();
+            if status > 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        statuses.push(status);
+    }
+    assert_eq!(statuses, [3, 4]);
+    let admin = [("X-Auth-User", AUTHZ)];
+    let listed = judge0
+        .send(Method::GET, "/submissions?per_page=2", None, &admin)
+        .await;
+    assert_eq!(listed.json["meta"]["total_count"], 3, "{}", listed.text);
+    let statistics = judge0.send(Method::GET, "/statistics", None, &[]).await;
+    assert_eq!(
+        statistics.json["submissions"]["total"], 3,
+        "{}",
+        statistics.text
+    );
+    assert_eq!(statistics.json["submissions"]["today"], 3);
+    let workers = judge0.send(Method::GET, "/workers", None, &[]).await;
+    assert_eq!(workers.json[0]["size"], 0, "{}", workers.text);
+    let deleted = judge0
+        .send(
+            Method::DELETE,
+            &format!("/submissions/{}", tokens[0]),
+            None,
+            &admin,
+        )
+        .await;
+    assert_eq!(deleted.status, StatusCode::OK);
 }
