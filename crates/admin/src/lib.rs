@@ -4,9 +4,11 @@
 //! records of its commands. Its own commands (replays) are events of its own outbox.
 
 mod audit;
+mod backups;
 mod events;
 
 pub use audit::{AuditConsumer, AuditEntry, AuditQuery};
+pub use backups::{record_backup, BackupRecord};
 pub use events::EventStreamView;
 
 use std::sync::Arc;
@@ -97,6 +99,7 @@ const MIGRATIONS: &[Migration] = &[
     platform::events::OUTBOX_MIGRATION,
     platform::events::INBOX_MIGRATION,
     platform::leases::MIGRATION,
+    backups::MIGRATION,
 ];
 
 /// What the Admin owner drives.
@@ -747,5 +750,6 @@ pub fn routes(admin_service: AdminService) -> OpenApiRouter {
         .routes(routes!(audit::audit_log))
         .routes(routes!(events::event_streams))
         .routes(routes!(events::replay_event_dead_letter))
+        .routes(routes!(backups::backups))
         .with_state(admin_service)
 }

@@ -104,7 +104,11 @@ impl Db {
                         Backend::Sqlite => {
                             conn.execute("PRAGMA journal_mode = WAL").await?;
                             conn.execute("PRAGMA busy_timeout = 10000").await?;
-                            conn.execute("PRAGMA synchronous = NORMAL").await?;
+                            // FULL: the WAL is synced at every commit, so what was
+                            // answered 2xx survives a power failure too (NORMAL would keep
+                            // it through a process crash only, losing the last commits
+                            // since a checkpoint when the machine loses power).
+                            conn.execute("PRAGMA synchronous = FULL").await?;
                         }
                     }
                     Ok(())
@@ -235,6 +239,30 @@ pub async fn provision_owner(
     owner: &str,
     role_prefix: &str,
 ) -> Result<String, DbError> {
+    let role = ensure_owner_role(admin_url, owner, role_prefix).await?;
+    let admin = Db::connect(admin_url, None, 1).await?;
+    admin
+        .pool()
+        .execute(AssertSqlSafe(format!(
+            "CREATE SCHEMA IF NOT EXISTS \"{owner}\" AUTHORIZATION \"{role}\""
+        )))
+        .await?;
+    // Nobody may create objects in `public` behind the owners' backs.
+    admin
+        .pool()
+        .execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        .await?;
+    admin.close().await;
+    Ok(with_user(admin_url, &role))
+}
+
+/// Creates `owner`'s login role `{role_prefix}_{owner}` when it does not exist (roles are
+/// cluster-wide); its name.
+pub async fn ensure_owner_role(
+    admin_url: &str,
+    owner: &str,
+    role_prefix: &str,
+) -> Result<String, DbError> {
     check_identifier(owner)?;
     check_identifier(role_prefix)?;
     let role = format!("{role_prefix}_{owner}");
@@ -251,19 +279,8 @@ pub async fn provision_owner(
             .execute(AssertSqlSafe(format!("CREATE ROLE \"{role}\" LOGIN")))
             .await?;
     }
-    admin
-        .pool()
-        .execute(AssertSqlSafe(format!(
-            "CREATE SCHEMA IF NOT EXISTS \"{owner}\" AUTHORIZATION \"{role}\""
-        )))
-        .await?;
-    // Nobody may create objects in `public` behind the owners' backs.
-    admin
-        .pool()
-        .execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
-        .await?;
     admin.close().await;
-    Ok(with_user(admin_url, &role))
+    Ok(role)
 }
 
 /// `admin_url` with its user replaced.

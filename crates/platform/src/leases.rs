@@ -105,6 +105,35 @@ impl Leases {
         })
     }
 
+    /// Takes `name` for `owner` whoever holds it, with a new token (held or not). Only for a
+    /// caller that knows every earlier holder is dead: the embedded shape's process at start,
+    /// which holds its data directory's lock, so no other process of it can be running.
+    pub async fn take_over(
+        &self,
+        name: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Lease, DbError> {
+        let row = self
+            .db
+            .query(
+                "INSERT INTO leases (name, fence_token, owner_token, leased_until) VALUES ($1, 1, $2, {now} + $3) \
+                 ON CONFLICT (name) DO UPDATE SET fence_token = leases.fence_token + 1, \
+                 owner_token = excluded.owner_token, leased_until = excluded.leased_until \
+                 RETURNING fence_token",
+            )
+            .bind(name.to_string())
+            .bind(owner.to_string())
+            .bind(ttl_ms(ttl))
+            .fetch_one(self.db.pool())
+            .await?;
+        Ok(Lease {
+            name: name.into(),
+            owner: owner.into(),
+            fence_token: row.try_get(0)?,
+        })
+    }
+
     /// Extends a held lease; `false` when it was lost (expired and taken over).
     pub async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<bool, DbError> {
         let done = self
@@ -179,6 +208,33 @@ mod tests {
         assert_eq!(b.fence_token, 2);
         assert!(!leases.renew(&a, long).await.unwrap(), "a lost it");
         assert!(!leases.release(&a).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_take_over_fences_out_a_live_holder() {
+        let (_dir, leases) = leases().await;
+        let long = Duration::from_secs(60);
+        let fresh = leases.take_over("reaper", "b", long).await.unwrap();
+        assert_eq!(fresh.fence_token, 1);
+        let a = leases.acquire("reaper", "a", long).await.unwrap();
+        assert_eq!(a, None, "b holds it");
+        let c = leases.take_over("reaper", "c", long).await.unwrap();
+        assert_eq!(c.fence_token, 2);
+        assert!(
+            !leases.renew(&fresh, long).await.unwrap(),
+            "b was fenced out"
+        );
+        assert!(leases.renew(&c, long).await.unwrap());
+        assert_eq!(
+            leases
+                .acquire("reaper", "c", long)
+                .await
+                .unwrap()
+                .unwrap()
+                .fence_token,
+            2,
+            "the new holder renews without a new token"
+        );
     }
 
     #[tokio::test]

@@ -113,6 +113,20 @@ impl SqlQueue {
         })
     }
 
+    /// Hands every entry delivered but not acknowledged, on every stream in `db`, back to
+    /// its stream as undelivered (its delivery count kept), so the next receive takes it at
+    /// once instead of after the visibility timeout. Only for a caller that knows no consumer
+    /// of these streams is alive: the embedded shape's process at start, holding its data
+    /// directory's lock.
+    pub async fn redeliver_all_pending(db: &Db) -> Result<u64, QueueError> {
+        db.migrate(MIGRATIONS).await?;
+        Ok(db
+            .query("UPDATE stream_entries SET consumer = NULL, delivered_at = NULL WHERE consumer IS NOT NULL")
+            .execute(db.pool())
+            .await?
+            .rows_affected())
+    }
+
     async fn take_new(&self, consumer: &str, max: usize) -> Result<Vec<Delivery>, QueueError> {
         let mut tx = self.db.begin().await?;
         let ids: Vec<i64> = self

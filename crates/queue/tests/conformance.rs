@@ -346,3 +346,37 @@ conformance!(
     pending_entries_name_their_consumer_idle_time_and_deliveries,
     batches_enqueue_in_order_with_dedup,
 );
+
+/// The embedded shape's restart: what the dead process had received but not acknowledged is
+/// taken again at once by the next receive, its delivery count kept; acknowledged entries
+/// stay gone.
+#[tokio::test]
+async fn a_restart_hands_unacknowledged_entries_back_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite_owner(dir.path(), "queue").await.unwrap();
+    let before = SqlQueue::new(db.clone(), config()).await.unwrap();
+    before.enqueue("1:1", "in flight").await.unwrap();
+    before.enqueue("2:1", "done").await.unwrap();
+    let taken = before
+        .receive("dead", 2, Duration::from_millis(100))
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 2);
+    before.ack(&taken[1].id).await.unwrap();
+
+    assert_eq!(SqlQueue::redeliver_all_pending(&db).await.unwrap(), 1);
+    let after = SqlQueue::new(db, config()).await.unwrap();
+    let again = after
+        .receive("alive", 10, Duration::from_millis(100))
+        .await
+        .unwrap();
+    let seen: Vec<_> = again
+        .iter()
+        .map(|d| (d.payload.as_str(), d.deliveries))
+        .collect();
+    assert_eq!(
+        seen,
+        [("in flight", 2)],
+        "taken at once, well before the visibility timeout"
+    );
+}

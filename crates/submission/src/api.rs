@@ -41,6 +41,9 @@ pub struct SubmissionApiConfig {
     pub submit_limit: RateLimit,
     /// Live-status streams one user may hold open at once.
     pub max_streams_per_user: usize,
+    /// Submissions waiting for or under judging (everyone's) past which a new submission
+    /// is refused with 503 and `Retry-After`, instead of the backlog growing without bound.
+    pub max_unjudged: i64,
     /// Ends every live-status stream when triggered (server shutdown).
     pub closing: platform::Shutdown,
 }
@@ -52,6 +55,7 @@ impl SubmissionApiConfig {
             max_source_bytes: 64 * 1024,
             submit_limit: RateLimit::new(20, 1.0),
             max_streams_per_user: 16,
+            max_unjudged: 10_000,
             closing: platform::Shutdown::new(),
         }
     }
@@ -63,6 +67,31 @@ struct ApiState {
     facts: Arc<dyn ProblemFacts>,
     config: SubmissionApiConfig,
     streams: Arc<Mutex<HashMap<UserId, usize>>>,
+}
+
+/// What a submitter refused for the backlog is told to wait.
+const BACKLOG_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl ApiState {
+    /// Refuses a new submission while the backlog is past its bound (counted on the
+    /// state index: as cheap as the backlog is short).
+    async fn check_backlog(&self) -> Result<(), ApiError> {
+        let unjudged = self.store.unjudged().await?;
+        if unjudged >= self.config.max_unjudged {
+            return Err(ApiError {
+                retry_after: Some(BACKLOG_RETRY_AFTER),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "judge-backlog-full",
+                    format!(
+                        "{unjudged} submissions are waiting to be judged; retry in {} s",
+                        BACKLOG_RETRY_AFTER.as_secs()
+                    ),
+                )
+            });
+        }
+        Ok(())
+    }
 }
 
 /// One open live-status stream, counted against its user until dropped.
@@ -454,7 +483,10 @@ impl ApiState {
         (status = 409, description = "Idempotency conflict, or the problem has no test data", body = ProblemDetails),
         (status = 413, description = "Source too large", body = ProblemDetails),
         (status = 422, description = "Unknown language or empty source", body = ProblemDetails),
-        (status = 429, description = "Rate limited", body = ProblemDetails),
+        (status = 429, description = "Rate limited", body = ProblemDetails,
+            headers(("Retry-After" = u64, description = "Seconds until a submission is let through"))),
+        (status = 503, description = "The judge backlog is past its bound (everyone's submissions waiting or being judged)", body = ProblemDetails,
+            headers(("Retry-After" = u64, description = "Seconds to wait before submitting again"))),
     ))]
 async fn submit(
     State(state): State<ApiState>,
@@ -468,6 +500,7 @@ async fn submit(
         .config
         .submit_limit
         .check(&format!("submit:{}", principal.user_id))?;
+    state.check_backlog().await?;
     check_code(
         &state.config.languages,
         &body.language,

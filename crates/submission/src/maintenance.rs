@@ -48,6 +48,30 @@ fn record(metrics: &Metrics, job: &str, outcomes: &[(contracts::SubmissionId, Re
     }
 }
 
+/// The embedded shape's start: every submission the previous process was judging is
+/// re-driven now (a new generation, so a late report of the dead attempt is fenced out)
+/// instead of when its judging lease expires. Takes the reaper's lease over whoever held it:
+/// only for a process that knows the previous one is dead (it holds the data directory's
+/// lock). `owner` is the name [`run`] is then started with.
+pub async fn recover_previous_process(
+    store: &SubmissionStore,
+    owner: &str,
+    config: &MaintenanceConfig,
+) -> Result<Vec<(contracts::SubmissionId, Recovery)>, platform::DbError> {
+    let lease = Leases::new(store.db().clone())
+        .take_over(REAPER_LEASE, owner, config.reap_interval * 3)
+        .await?;
+    let mut recovered = Vec::new();
+    loop {
+        let done = store.recover_interrupted(&lease, config.batch).await?;
+        let full = done.len() as i64 >= config.batch;
+        recovered.extend(done);
+        if !full {
+            return Ok(recovered);
+        }
+    }
+}
+
 /// Runs both jobs until shutdown. `owner` identifies this process in the lease table.
 pub async fn run(
     store: SubmissionStore,

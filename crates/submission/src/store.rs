@@ -1188,6 +1188,31 @@ impl SubmissionStore {
         .await
     }
 
+    /// Every submission in `judging`, whatever its lease says, re-driven like an expired one:
+    /// for a process that knows no judge of these submissions is alive (the embedded shape at
+    /// start, whose judges died with its previous process).
+    pub async fn recover_interrupted(
+        &self,
+        lease: &Lease,
+        batch: i64,
+    ) -> Result<Vec<(SubmissionId, Recovery)>, DbError> {
+        let mut tx = self.db.begin().await?;
+        let candidates = self
+            .db
+            .query("SELECT id, generation FROM submissions WHERE state = 'judging' ORDER BY id LIMIT $1 {skip_locked}")
+            .bind(batch)
+            .fetch_all(&mut *tx)
+            .await?;
+        self.recover_guarded(
+            tx,
+            candidates,
+            lease,
+            "state = 'judging'",
+            "the process judging it stopped",
+        )
+        .await
+    }
+
     /// The lost-delivery sweeper: `pending` submissions whose current intent was sent more
     /// than `older_than` ago and never picked up (e.g. Redis lost it) are re-driven with a new
     /// generation, conditioned on the sweeper's lease.
@@ -1265,6 +1290,16 @@ impl SubmissionStore {
         rows.iter()
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
             .collect()
+    }
+
+    /// Submissions waiting for or under judging.
+    pub async fn unjudged(&self) -> Result<i64, DbError> {
+        Ok(self
+            .db
+            .query("SELECT COUNT(*) FROM submissions WHERE state IN ('pending', 'judging')")
+            .fetch_one(self.db.pool())
+            .await?
+            .try_get(0)?)
     }
 
     /// Submissions by state.

@@ -14,6 +14,7 @@ macro_rules! out {
     }};
 }
 
+mod backup;
 mod bench;
 mod bench_contest;
 mod bench_events;
@@ -25,6 +26,7 @@ mod bench_web;
 mod chaos;
 mod chaos_events;
 mod contest_cmd;
+mod data_dir;
 mod judge0_edge;
 mod judge_cmd;
 mod modules;
@@ -82,6 +84,11 @@ enum Command {
     /// Run the event backbone (relays, audit, notifications, search) under injected faults
     /// and check its invariants.
     ChaosEvents(chaos_events::ChaosEventsArgs),
+    /// Back up every owner's data (a data directory while `up` serves, or a PostgreSQL
+    /// database) into a new directory.
+    Backup(backup::BackupArgs),
+    /// Restore a backup into a new data directory or an empty database.
+    Restore(backup::RestoreArgs),
     /// Import and export CLICS contest packages (through a running UltiCode's API).
     #[command(subcommand)]
     Contest(contest_cmd::ContestCommand),
@@ -106,6 +113,8 @@ impl Cli {
             Command::ChaosEvents(args) => chaos_events::run(args),
             Command::Bench(cmd) => cmd.run(),
             Command::Contest(cmd) => cmd.run(),
+            Command::Backup(args) => backup::backup(args),
+            Command::Restore(args) => backup::restore(args),
         }
     }
 }

@@ -64,6 +64,8 @@ pub struct Owners {
     pub judge0: judge0::Judge0,
     /// Where the Judge0 API is mounted on the main listener, if it is.
     pub judge0_prefix: Option<String>,
+    /// Unjudged submissions past which submitting answers 503.
+    pub max_unjudged: i64,
     pub queue: Arc<dyn JudgeQueue>,
     /// Every event consumer's stream.
     pub events: queue::events::EventStreams,
@@ -352,6 +354,7 @@ pub fn http_app(
             Arc::new(owners.app.clone()),
             SubmissionApiConfig {
                 closing: closing.clone(),
+                max_unjudged: owners.max_unjudged,
                 ..SubmissionApiConfig::new(language_ids)
             },
         ))

@@ -50,6 +50,10 @@ pub struct UpArgs {
     /// Submissions judged at once [default: one per core].
     #[arg(long)]
     workers: Option<usize>,
+    /// Submissions waiting for or under judging past which new ones are refused (503 with
+    /// Retry-After) instead of the backlog growing without bound.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(i64).range(1..))]
+    max_unjudged: i64,
     #[command(flatten)]
     mail: MailArgs,
     #[command(flatten)]
@@ -82,6 +86,10 @@ pub struct ServeArgs {
     /// Judging lease TTL in milliseconds (must match the dispatcher's).
     #[arg(long, default_value_t = 60_000)]
     lease_ttl_ms: u64,
+    /// Submissions waiting for or under judging past which new ones are refused (503 with
+    /// Retry-After) instead of the backlog growing without bound.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(i64).range(1..))]
+    max_unjudged: i64,
     #[command(flatten)]
     mail: MailArgs,
     /// A search worker (`ulticode search-worker`) to query; without it this process holds
@@ -135,6 +143,8 @@ struct ShapeSettings {
     search: SearchAt,
     /// The Judge0 API and where execution runs.
     judge0: Judge0Args,
+    /// The submission backlog's bound.
+    max_unjudged: i64,
 }
 
 /// Where the search index lives.
@@ -166,6 +176,7 @@ async fn open_owners(
         public_url,
         search,
         judge0,
+        max_unjudged,
     } = shape;
     let code_runner: Arc<dyn contracts::execution::CodeRunner> = match judge0.external_runner()? {
         Some(external) => external,
@@ -276,6 +287,7 @@ async fn open_owners(
             executions,
             judge0: judge0_api,
             judge0_prefix: judge0.judge0_prefix.clone(),
+            max_unjudged,
             queue,
             events,
             languages,
@@ -556,6 +568,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(&args.data_dir)
             .with_context(|| format!("create {}", args.data_dir.display()))?;
         let dir = &args.data_dir;
+        let _lock = super::data_dir::DataDirLock::acquire(dir)?;
         let dbs = Databases {
             auth: Db::sqlite_owner(dir, "auth").await?,
             app: Db::sqlite_owner(dir, "app").await?,
@@ -564,6 +577,9 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             notification: Db::sqlite_owner(dir, "notification").await?,
         };
         let streams = Db::sqlite_owner(dir, "queue").await?;
+        // The lock proves the previous process is dead: what it had taken from the streams
+        // is taken again now, not after the visibility timeout.
+        let redelivered = SqlQueue::redeliver_all_pending(&streams).await?;
         let queue: Arc<dyn JudgeQueue> =
             Arc::new(SqlQueue::new(streams.clone(), QueueConfig::default()).await?);
         let events = EventStreams::sql(streams, queue::events::stream_config()).await?;
@@ -593,6 +609,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 public_url: format!("http://{}", listener.local_addr()?),
                 search: SearchAt::Here(dir.join("search")),
                 judge0: args.judge0.clone(),
+                max_unjudged: args.max_unjudged,
             },
         )
         .await?;
@@ -640,13 +657,29 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             metrics.clone(),
         );
         let holder = format!("embedded-{}", std::process::id());
+        let maintenance = MaintenanceConfig::default();
+        // ... and what it was judging is re-driven now, not when its judging leases expire.
+        let recovered = submission::maintenance::recover_previous_process(
+            &owners.submissions,
+            &holder,
+            &maintenance,
+        )
+        .await
+        .context("re-drive the judgings the previous process left")?;
+        if redelivered > 0 || !recovered.is_empty() {
+            tracing::info!(
+                redelivered,
+                recovered = recovered.len(),
+                "resumed the previous process's work"
+            );
+        }
         let mut tasks = super::modules::spawn(&owners, &Modules::all(), &holder, &shutdown);
         tasks.extend([
             tokio::spawn(dispatcher.run(shutdown.clone())),
             tokio::spawn(submission::maintenance::run(
                 owners.submissions.clone(),
-                format!("embedded-{}", std::process::id()),
-                MaintenanceConfig::default(),
+                holder.clone(),
+                maintenance,
                 metrics,
                 shutdown.clone(),
             )),
@@ -728,6 +761,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     })),
                 },
                 judge0: args.judge0.clone(),
+                max_unjudged: args.max_unjudged,
             },
         )
         .await?;

@@ -24,6 +24,8 @@ pub struct Service {
     pub judge0: Option<String>,
     /// The embedded shape's data directory.
     pub data_dir: Option<tempfile::TempDir>,
+    /// The distributed shape's database (a superuser URL).
+    pub database_url: Option<String>,
     processes: Vec<Child>,
     _scratch: Vec<tempfile::TempDir>,
     _postgres: Option<platform::testing::TestPostgres>,
@@ -39,6 +41,17 @@ impl Service {
             clean,
             "a process did not exit cleanly within 35 s of SIGTERM"
         );
+        self.data_dir.take()
+    }
+
+    /// SIGKILL, as a crash or an OOM kill would: no draining, no clean shutdown. Hands back
+    /// the data directory.
+    pub fn kill(mut self) -> Option<tempfile::TempDir> {
+        for child in &mut self.processes {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.processes.clear();
         self.data_dir.take()
     }
 
@@ -184,6 +197,7 @@ pub fn spawn_up_with(data: tempfile::TempDir, extra: &[String]) -> Service {
         admin_password: announced.password,
         judge0: announced.judge0,
         data_dir: Some(data),
+        database_url: None,
         processes: vec![child],
         _scratch: Vec::new(),
         _postgres: None,
@@ -294,6 +308,7 @@ pub async fn spawn_distributed_args(search_worker: bool, extra: &[&str]) -> Serv
         admin_password,
         judge0: announced.judge0,
         data_dir: None,
+        database_url: Some(postgres.url()),
         processes,
         _scratch: scratch,
         _postgres: Some(postgres),

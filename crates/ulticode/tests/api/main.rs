@@ -2,10 +2,12 @@
 //! in-process workers) and `ulticode serve` + `dispatcher` + `judge-worker` (PostgreSQL,
 //! Redis), each on its own data directory, database and Redis key prefix, port 0.
 
+mod backup;
 mod clics;
 mod console;
 mod contest_packages;
 mod contests;
+mod durability;
 mod flow;
 mod functions;
 mod hardening;

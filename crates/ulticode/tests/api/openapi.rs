@@ -95,6 +95,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("get", "/api/v1/admin/users"),
     ("put", "/api/v1/admin/users/{id}/role"),
     ("get", "/api/v1/admin/audit"),
+    ("get", "/api/v1/admin/backups"),
     ("get", "/api/v1/admin/events"),
     ("get", "/api/v1/search"),
     ("post", "/api/v1/admin/search/rebuild"),

@@ -335,6 +335,12 @@ async fn every_route_checks_who_is_calling() {
             None,
             [NO, DENY, DENY, DENY, OK],
         ),
+        (
+            Method::GET,
+            "/api/v1/admin/backups".into(),
+            None,
+            [NO, DENY, DENY, DENY, OK],
+        ),
         (Method::GET, "/api/v1/search?q=sum".into(), None, [OK; 5]),
         (
             Method::POST,
