@@ -62,6 +62,16 @@ if [ ! -x "$JUDGE0_VENV/bin/python" ] || ! "$JUDGE0_VENV/bin/python" -c "import 
     fi
 fi
 
+# Schemathesis, the OpenAPI fuzzer of the contract tier (scripts/contract-tests.sh); pinned.
+SCHEMATHESIS_VENV="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/venv-schemathesis"
+if [ ! -x "$SCHEMATHESIS_VENV/bin/schemathesis" ]; then
+    echo "installing schemathesis into $SCHEMATHESIS_VENV"
+    if ! { python3 -m venv "$SCHEMATHESIS_VENV" &&
+        "$SCHEMATHESIS_VENV/bin/pip" install --quiet "schemathesis==4.32.5"; }; then
+        echo "schemathesis could not be installed: the contract tier will say UNAVAILABLE"
+    fi
+fi
+
 # checktestdata (PyPI's implementation) for .ctd input validators: pure Python, unpacked
 # into the cache and run inside the sandbox by its Python (judge/src/input_validation.rs).
 CHECKTESTDATA_DIR="${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/checktestdata"
@@ -94,8 +104,13 @@ else
     cargo test --workspace --locked
 fi
 
+cargo build --locked -p ulticode
+
+# The API contract: Schemathesis over every operation of the OpenAPI document.
+echo "== API contract"
+scripts/contract-tests.sh "$CARGO_TARGET_DIR/debug/ulticode"
+
 # Browser end-to-end: Debian's Chromium (Playwright without its browser download) against a
 # real `ulticode up`.
 echo "== browser end-to-end"
-cargo build --locked -p ulticode
 ULTICODE_BIN="$CARGO_TARGET_DIR/debug/ulticode" scripts/browser-tests.sh

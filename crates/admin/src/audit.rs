@@ -103,6 +103,7 @@ pub struct AuditQuery {
     /// page; a large number for the first page). Not together with `after`.
     pub before: Option<i64>,
     /// Page size, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
     /// Only this actor's records (0: records without an actor).
     pub actor: Option<i64>,
@@ -137,10 +138,7 @@ pub(crate) async fn audit_log(
     ApiQuery(query): ApiQuery<AuditQuery>,
 ) -> Result<Json<Vec<AuditEntry>>, ApiError> {
     caller.require(Permission::ManageUsers)?;
-    let limit = query.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(ApiError::unprocessable("invalid-field", "limit: 1 to 200"));
-    }
+    let limit = platform::http::page_limit(query.limit, 50, 200)?;
     let (first, order) = match (query.after, query.before) {
         (Some(_), Some(_)) => {
             return Err(ApiError::unprocessable(

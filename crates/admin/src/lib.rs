@@ -224,7 +224,8 @@ pub struct DeadLetterView {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchRejudge {
-    /// At most 500 submissions.
+    /// 1 to 500 submissions.
+    #[schema(min_items = 1, max_items = 500)]
     pub submission_ids: Vec<i64>,
 }
 
@@ -247,13 +248,14 @@ pub struct Page {
     /// Keyset cursor: the last id of the previous page.
     pub after: Option<i64>,
     /// Page size, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
 }
 
 impl Page {
-    /// The page size asked for, within 1 to 200.
-    fn size(&self) -> u32 {
-        self.limit.unwrap_or(50).clamp(1, 200)
+    /// The page size asked for (a 422 outside 1 to 200).
+    fn size(&self) -> Result<u32, ApiError> {
+        platform::http::page_limit(self.limit, 50, 200)
     }
 }
 
@@ -700,7 +702,7 @@ async fn list_users(
         admin_service
             .ports
             .accounts
-            .list_accounts(page.after.map(UserId), page.size())
+            .list_accounts(page.after.map(UserId), page.size()?)
             .await?,
     ))
 }

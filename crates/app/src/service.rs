@@ -112,32 +112,53 @@ impl FunctionInfo {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewProblem {
+    /// Lowercase letters, digits and `-`, not starting with `-`; at most 64.
+    #[schema(pattern = "^[a-z0-9][a-z0-9-]{0,63}$")]
     pub slug: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
     #[serde(default)]
+    #[schema(max_length = 100000)]
     pub statement: String,
+    /// At most 10, each like a slug (at most 32).
     #[serde(default)]
+    #[schema(max_items = 10, inline, value_type = Vec<Tag>)]
     pub tags: Vec<String>,
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 5000)]
     pub difficulty: Option<i64>,
     #[serde(default)]
     pub visibility: Visibility,
     #[serde(default)]
+    #[schema(minimum = 100, maximum = 20000)]
     pub time_limit_ms: Option<i64>,
     #[serde(default)]
+    #[schema(minimum = 16, maximum = 2048)]
     pub memory_mib: Option<i64>,
 }
+
+/// A problem tag: lowercase letters, digits and `-`, not starting with `-`; at most 32.
+#[derive(ToSchema)]
+#[schema(pattern = "^[a-z0-9][a-z0-9-]{0,31}$")]
+#[allow(dead_code)]
+struct Tag(String);
 
 /// A partial update; absent fields are unchanged.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProblemPatch {
+    #[schema(min_length = 1, max_length = 200)]
     pub title: Option<String>,
+    #[schema(max_length = 100000)]
     pub statement: Option<String>,
+    #[schema(max_items = 10, value_type = Option<Vec<Tag>>)]
     pub tags: Option<Vec<String>>,
+    #[schema(minimum = 0, maximum = 5000)]
     pub difficulty: Option<i64>,
     pub visibility: Option<Visibility>,
+    #[schema(minimum = 100, maximum = 20000)]
     pub time_limit_ms: Option<i64>,
+    #[schema(minimum = 16, maximum = 2048)]
     pub memory_mib: Option<i64>,
 }
 
@@ -154,6 +175,7 @@ pub struct ProblemFilter {
     /// Keyset cursor: the `next_after` of the previous page.
     pub after: Option<i64>,
     /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<u32>,
 }
 
@@ -759,7 +781,16 @@ impl AppService {
         viewer: Option<&Principal>,
         filter: &ProblemFilter,
     ) -> Result<ProblemPage, AppError> {
-        let limit = i64::from(filter.limit.unwrap_or(20).clamp(1, 100));
+        let limit = match filter.limit {
+            None => 20,
+            Some(limit @ 1..=100) => i64::from(limit),
+            Some(_) => {
+                return Err(AppError::Invalid {
+                    field: "limit",
+                    reason: "1 to 100".into(),
+                })
+            }
+        };
         let show_hidden = visible(viewer, Visibility::Hidden);
         let like = |text: &str| format!("%{}%", text.replace(['%', '_', '\\'], ""));
         let filter_difficulty = filter.difficulty_min.is_some() || filter.difficulty_max.is_some();

@@ -51,7 +51,11 @@ struct AuthState {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct Credentials {
+    /// 3 to 32 letters, digits, `_` or `-`.
+    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
     pub username: String,
+    /// 8 to 128 characters.
+    #[schema(min_length = 8, max_length = 128)]
     pub password: String,
 }
 
@@ -65,6 +69,8 @@ pub struct RefreshRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct PasswordChange {
     pub current_password: String,
+    /// 8 to 128 characters.
+    #[schema(min_length = 8, max_length = 128)]
     pub new_password: String,
 }
 
@@ -248,7 +254,7 @@ async fn login(
 /// Exchange a refresh token for a new pair; the presented token is spent. Presenting a spent
 /// token revokes its whole family.
 #[utoipa::path(post, path = "/api/v1/auth/refresh", tag = "auth",
-    request_body = RefreshRequest,
+    request_body = Option<RefreshRequest>,
     responses(
         (status = 200, description = "New tokens", body = TokenResponse),
         (status = 401, description = "Invalid, expired, revoked or reused refresh token", body = ProblemDetails),
@@ -265,7 +271,7 @@ async fn refresh(
 
 /// End the session (revokes its refresh-token family) and clear the cookies.
 #[utoipa::path(post, path = "/api/v1/auth/logout", tag = "auth",
-    request_body = RefreshRequest,
+    request_body = Option<RefreshRequest>,
     responses((status = 204, description = "Logged out")))]
 async fn logout(
     State(state): State<AuthState>,
@@ -297,6 +303,10 @@ pub struct Me {
 #[serde(deny_unknown_fields)]
 pub struct EmailChoice {
     /// The new address (a verification link is mailed to it), or `null` to remove it.
+    #[schema(
+        max_length = 254,
+        pattern = r"^\s*[^\s@\u0000-\u001F\u007F-\u009F]+@[^\s@.\u0000-\u001F\u007F-\u009F][^\s@\u0000-\u001F\u007F-\u009F]*\.[^\s@\u0000-\u001F\u007F-\u009F]*[^\s@.\u0000-\u001F\u007F-\u009F]\s*$"
+    )]
     pub email: Option<String>,
 }
 
@@ -311,6 +321,10 @@ pub struct TokenBody {
 #[serde(deny_unknown_fields)]
 pub struct ResetRequest {
     /// The verified address of the account.
+    #[schema(
+        max_length = 254,
+        pattern = r"^\s*[^\s@\u0000-\u001F\u007F-\u009F]+@[^\s@.\u0000-\u001F\u007F-\u009F][^\s@\u0000-\u001F\u007F-\u009F]*\.[^\s@\u0000-\u001F\u007F-\u009F]*[^\s@.\u0000-\u001F\u007F-\u009F]\s*$"
+    )]
     pub email: String,
 }
 
@@ -319,6 +333,8 @@ pub struct ResetRequest {
 pub struct ResetConfirmation {
     /// The token from the mailed link.
     pub token: String,
+    /// 8 to 128 characters.
+    #[schema(min_length = 8, max_length = 128)]
     pub new_password: String,
 }
 
@@ -326,6 +342,7 @@ pub struct ResetConfirmation {
 #[serde(deny_unknown_fields)]
 pub struct LocaleChoice {
     /// A BCP 47 tag such as `en`, `ja` or `zh-CN`; `null` clears the choice.
+    #[schema(max_length = 35, pattern = "^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$")]
     pub locale: Option<String>,
 }
 
@@ -402,6 +419,7 @@ async fn verify_email(
     request_body = ResetRequest,
     responses(
         (status = 202, description = "If an account has this verified address, a link is on its way"),
+        (status = 422, description = "Not a mail address", body = ProblemDetails),
         (status = 429, description = "Rate limited", body = ProblemDetails),
     ))]
 async fn request_reset(
@@ -409,6 +427,9 @@ async fn request_reset(
     ClientIp(ip): ClientIp,
     ApiJson(body): ApiJson<ResetRequest>,
 ) -> Result<StatusCode, ApiError> {
+    // The address's form is checked (as the document states); whether an account has it
+    // is never told.
+    crate::service::validate_email(&body.email)?;
     state.limits.mail.check(&format!("reset-ip:{ip}"))?;
     state.limits.mail.check(&format!(
         "reset-address:{}",
@@ -465,6 +486,8 @@ async fn set_locale(
         (status = 204, description = "Changed; log in again"),
         (status = 401, description = "Wrong current password", body = ProblemDetails),
         (status = 422, description = "Invalid new password", body = ProblemDetails),
+        (status = 429, description = "Too many attempts at the current password", body = ProblemDetails,
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
     ))]
 async fn change_password(
     State(state): State<AuthState>,

@@ -18,7 +18,7 @@ use crate::password::{PasswordCost, PasswordError, Passwords};
 
 mod email;
 use crate::tokens::{self, Claims, Expectations, Key};
-pub use email::EmailState;
+pub use email::{validate_email, EmailState};
 
 /// Tunables of the Auth owner.
 #[derive(Debug, Clone)]

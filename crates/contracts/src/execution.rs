@@ -15,7 +15,10 @@ use crate::verdict::Verdict;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunRequest {
+    /// A language id from `GET /api/v1/languages`.
     pub language: String,
+    /// Not only spaces; at most 64 KiB.
+    #[schema(pattern = r"\S", max_length = 65536)]
     pub source: String,
     /// Standard input (text).
     #[serde(default)]

@@ -12,13 +12,18 @@ use crate::judging::PortError;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, IntoParams, ToSchema)]
 #[into_params(parameter_in = Query)]
 pub struct SearchQuery {
-    /// Words (any language; Japanese and Chinese are matched by character sequence).
+    /// Words (any language; Japanese and Chinese are matched by character sequence): 1 to
+    /// 200 characters, not all of them spaces.
+    #[param(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
     pub q: String,
     /// Only documents of this kind (`problem`).
     pub kind: Option<String>,
     /// Only documents with this tag.
     pub tag: Option<String>,
     /// Results, 1 to 50 (default 20).
+    #[param(minimum = 1, maximum = 50)]
+    #[schema(minimum = 1, maximum = 50)]
     pub limit: Option<u32>,
 }
 

@@ -38,6 +38,7 @@ pub struct InboxPage {
     /// Keyset cursor: the last (smallest) id of the previous page.
     pub before: Option<i64>,
     /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<u32>,
 }
 
@@ -60,10 +61,7 @@ async fn inbox(
     caller: Authenticated,
     ApiQuery(page): ApiQuery<InboxPage>,
 ) -> Result<Json<Vec<InboxEntry>>, ApiError> {
-    let limit = page.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ApiError::unprocessable("invalid-field", "limit: 1 to 100"));
-    }
+    let limit = platform::http::page_limit(page.limit, 20, 100)?;
     Ok(Json(
         service.inbox(caller.0.user_id, page.before, limit).await?,
     ))
@@ -128,7 +126,7 @@ async fn mark_all_read(
 #[utoipa::path(get, path = "/api/v1/notifications/stream", tag = "notifications",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "Server-Sent Events of `unread` counts", content_type = "text/event-stream", body = String),
+        (status = 200, description = "Server-Sent Events of `unread` counts", content_type = "text/event-stream", body = Unread),
         (status = 401, description = "Not authenticated", body = ProblemDetails),
     ))]
 async fn stream(

@@ -194,10 +194,38 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(value)) => Ok(ApiJson(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
+        let mut value = match axum::Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(axum::Json(value)) => value,
+            Err(rejection) => return Err(json_rejection(rejection)),
+        };
+        integral_numbers(&mut value);
+        serde_json::from_value(value).map(ApiJson).map_err(|e| {
+            ApiError::unprocessable(
+                "invalid-body",
+                format!("the body does not match the schema: {e}"),
+            )
+        })
+    }
+}
+
+/// JSON (and the JSON Schema of the document) does not tell `2` from `2.0`: a number with
+/// no fraction is read as that integer, so an `integer` field takes it — within ±2^53, where
+/// a float is exactly the number written (a larger one may be an out-of-range integer that
+/// was rounded into range, and stays a float that an integer field refuses).
+fn integral_numbers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(number) if !number.is_i64() && !number.is_u64() => {
+            if let Some(float) = number.as_f64() {
+                const EXACT: f64 = 9_007_199_254_740_992.0;
+                if float.fract() == 0.0 && (-EXACT..=EXACT).contains(&float) {
+                    *value = Value::from(float as i64);
+                }
+            }
         }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_numbers),
+        _ => {}
     }
 }
 
@@ -271,6 +299,19 @@ pub fn secret_eq(a: &str, b: &str) -> bool {
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
+}
+
+/// A page size asked for as `limit`: `default` when absent, a 422 outside 1 to `max` (the
+/// bounds the document states; never silently clamped).
+pub fn page_limit(limit: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
+    match limit {
+        None => Ok(default),
+        Some(limit) if (1..=max).contains(&limit) => Ok(limit),
+        Some(_) => Err(ApiError::unprocessable(
+            "invalid-field",
+            format!("limit: 1 to {max}"),
+        )),
+    }
 }
 
 /// The `Idempotency-Key` header, if sent: 1 to 128 visible ASCII characters.
@@ -462,8 +503,9 @@ impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for OptionalJ
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJson(T::default()));
         }
-        serde_json::from_slice(&bytes)
-            .map(OptionalJson)
+        // `null` is no body too (the document's body is optional, so nullable).
+        serde_json::from_slice::<Option<T>>(&bytes)
+            .map(|body| OptionalJson(body.unwrap_or_default()))
             .map_err(|e| ApiError::invalid("malformed-json", format!("the body is not valid: {e}")))
     }
 }
@@ -516,6 +558,23 @@ impl RateLimit {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn integral_floats_are_integers_and_fractions_stay() {
+        let mut value: serde_json::Value = serde_json::from_str(
+            r#"{"a": 2.0, "b": [-3.0, 1.5], "c": 1e300, "d": 7, "e": -9223372036854775809}"#,
+        )
+        .unwrap();
+        integral_numbers(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({"a": 2, "b": [-3, 1.5], "c": 1e300, "d": 7, "e": -9.223372036854776e18})
+        );
+        assert!(serde_json::from_value::<i64>(value["e"].clone()).is_err());
+        let id: i64 = serde_json::from_value(value["a"].clone()).unwrap();
+        assert_eq!(id, 2);
+    }
+
     use super::*;
     use axum::body::to_bytes;
 

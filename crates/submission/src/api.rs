@@ -144,6 +144,8 @@ pub struct NewSubmission {
     pub problem: String,
     /// A language id from `GET /api/v1/languages`.
     pub language: String,
+    /// Not only spaces; at most 64 KiB.
+    #[schema(pattern = r"\S", max_length = 65536)]
     pub source: String,
     /// A contest's slug: the submission counts there (or as upsolving after the end).
     #[serde(default)]
@@ -398,6 +400,7 @@ pub struct SubmissionFilter {
     /// Keyset cursor: the `next_before` of the previous page.
     pub before: Option<i64>,
     /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<u32>,
 }
 
@@ -585,7 +588,7 @@ async fn list_submissions(
         }
         None => Listing::ByUser(caller.0.user_id),
     };
-    let limit = i64::from(filter.limit.unwrap_or(20).clamp(1, 100));
+    let limit = i64::from(platform::http::page_limit(filter.limit, 20, 100)?);
     let mut items = state
         .store
         .list(listing, filter.before.map(SubmissionId), limit + 1)

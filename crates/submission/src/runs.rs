@@ -560,6 +560,7 @@ fn caller_may_run(caller: &Authenticated, runs: &Runs) -> Result<Principal, ApiE
     responses(
         (status = 200, description = "The finished run", body = RunView),
         (status = 409, description = "Idempotency conflict", body = ProblemDetails),
+        (status = 404, description = "No such function problem (`problem`)", body = ProblemDetails),
         (status = 413, description = "Source or input too large", body = ProblemDetails),
         (status = 422, description = "Unknown language or empty source", body = ProblemDetails),
         (status = 429, description = "Rate limited, or the node's receipts are full", body = ProblemDetails),
@@ -597,6 +598,7 @@ async fn preview(
         (status = 202, description = "Queued", body = RunView),
         (status = 200, description = "The earlier run with this idempotency key", body = RunView),
         (status = 409, description = "Idempotency conflict", body = ProblemDetails),
+        (status = 404, description = "No such function problem (`problem`)", body = ProblemDetails),
         (status = 413, description = "Source or input too large", body = ProblemDetails),
         (status = 422, description = "Unknown language or empty source", body = ProblemDetails),
         (status = 429, description = "Rate limited, or the node's receipts are full", body = ProblemDetails),

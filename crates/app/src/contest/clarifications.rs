@@ -15,6 +15,8 @@ use crate::service::{now_ms, AppError};
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewClarification {
+    /// 1 to 10000 characters.
+    #[schema(min_length = 1, max_length = 10000)]
     pub text: String,
     /// A problem label; general when absent.
     #[serde(default)]

@@ -169,6 +169,12 @@ async fn import_teams(
     ApiPath(slug): ApiPath<String>,
     body: String,
 ) -> Result<(StatusCode, Json<Vec<TeamView>>)> {
+    if body.trim().is_empty() {
+        return Err(ApiError::unprocessable(
+            "invalid-field",
+            "csv: empty; one team per line (name,affiliation,category,members)",
+        ));
+    }
     Ok((
         StatusCode::CREATED,
         Json(s.contests.import_teams(&caller.0, &slug, &body).await?),

@@ -79,12 +79,25 @@ pub enum ContestStatus {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewContest {
+    /// Lowercase letters, digits and `-`, not starting with `-`; at most 64.
+    #[schema(pattern = "^[a-z0-9][a-z0-9-]{0,63}$")]
     pub slug: String,
+    /// 1 to 200 characters, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub title: String,
     #[serde(default)]
+    #[schema(max_length = 100000)]
     pub description: String,
     pub format: Format,
+    /// Epoch milliseconds, before 2100.
+    #[schema(minimum = 0, maximum = 4102444800000_i64)]
     pub start_ms: i64,
+    /// 1 minute to 30 days.
+    #[schema(minimum = 60000, maximum = 2592000000_i64)]
     pub duration_ms: i64,
     /// The public board shows results from this contest time on as pending.
     #[serde(default)]
@@ -94,11 +107,13 @@ pub struct NewContest {
     pub unfreeze_at_ms: Option<i64>,
     /// Per rejected attempt before the solve (ICPC: 20, AtCoder: 5 by default).
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 1000)]
     pub penalty_minutes: Option<i64>,
     #[serde(default)]
     pub visibility: ContestVisibility,
-    /// Required with `invite` visibility.
+    /// Required with `invite` visibility: 6 to 64 characters.
     #[serde(default)]
+    #[schema(pattern = "^[\\x21-\\x7e]{6,64}$")]
     pub invite_code: Option<String>,
     #[serde(default)]
     pub registration_start_ms: Option<i64>,
@@ -119,16 +134,26 @@ fn yes() -> bool {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContestPatch {
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     pub title: Option<String>,
+    #[schema(max_length = 100000)]
     pub description: Option<String>,
     pub format: Option<Format>,
+    #[schema(minimum = 0, maximum = 4102444800000_i64)]
     pub start_ms: Option<i64>,
+    #[schema(minimum = 60000, maximum = 2592000000_i64)]
     pub duration_ms: Option<i64>,
     /// `null` is "unchanged"; send `-1` to remove the freeze.
     pub freeze_ms: Option<i64>,
     pub unfreeze_at_ms: Option<i64>,
+    #[schema(minimum = 0, maximum = 1000)]
     pub penalty_minutes: Option<i64>,
     pub visibility: Option<ContestVisibility>,
+    #[schema(pattern = "^([\\x21-\\x7e]{6,64})?$")]
     pub invite_code: Option<String>,
     pub registration_start_ms: Option<i64>,
     pub registration_end_ms: Option<i64>,
@@ -141,6 +166,7 @@ pub struct ContestPatch {
 #[serde(deny_unknown_fields)]
 pub struct ContestProblemInput {
     /// `A`, `B`, … (1 to 10 letters or digits).
+    #[schema(pattern = "^[A-Za-z0-9]{1,10}$")]
     pub label: String,
     /// The problem's slug.
     pub problem: String,
@@ -343,8 +369,14 @@ impl Settings {
             (ContestVisibility::Invite, None) => {
                 return Err(invalid("invite_code", "required with invite visibility"))
             }
-            (_, Some(code)) if !(6..=64).contains(&code.len()) => {
-                return Err(invalid("invite_code", "6 to 64 characters"))
+            (_, Some(code))
+                if !(6..=64).contains(&code.len())
+                    || !code.bytes().all(|b| (0x21..=0x7e).contains(&b)) =>
+            {
+                return Err(invalid(
+                    "invite_code",
+                    "6 to 64 visible ASCII characters (no spaces)",
+                ))
             }
             _ => {}
         }

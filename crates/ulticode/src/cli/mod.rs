@@ -26,6 +26,7 @@ mod bench_web;
 mod chaos;
 mod chaos_events;
 mod contest_cmd;
+mod contract;
 mod data_dir;
 mod judge0_edge;
 mod judge_cmd;

@@ -92,6 +92,7 @@ pub struct DocumentsPage {
     /// The last id of the previous page.
     pub after: Option<i64>,
     /// Documents, 1 to 1000 (default 1000).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }
 
@@ -113,7 +114,7 @@ async fn documents(
         .source
         .documents(
             page.after.unwrap_or(0),
-            page.limit.unwrap_or(1000).clamp(1, 1000),
+            platform::http::page_limit(page.limit, 1000, 1000)?,
         )
         .await
         .map(Json)

@@ -312,14 +312,11 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-/// The whole service's routes and its OpenAPI document.
+/// The whole service's routes (serving their OpenAPI document).
 /// `closing` ends long-lived responses (live-status streams) when the server shuts down.
-pub fn http_app(
-    owners: &Owners,
-    closing: &platform::Shutdown,
-) -> (Router, utoipa::openapi::OpenApi) {
+pub fn http_app(owners: &Owners, closing: &platform::Shutdown) -> Router {
     let token = ServiceToken(owners.service_token.clone().into());
-    let language_ids = owners
+    let language_ids: Vec<String> = owners
         .languages
         .available
         .iter()
@@ -355,7 +352,7 @@ pub fn http_app(
             SubmissionApiConfig {
                 closing: closing.clone(),
                 max_unjudged: owners.max_unjudged,
-                ..SubmissionApiConfig::new(language_ids)
+                ..SubmissionApiConfig::new(language_ids.clone())
             },
         ))
         .merge(submission::port::routes(
@@ -376,7 +373,9 @@ pub fn http_app(
             token: ServiceToken(owners.service_token.clone().into()),
         }))
         .split_for_parts();
-    let _ = document.set(spec.to_json().unwrap_or_default());
+    let mut completed = serde_json::to_value(&spec).unwrap_or_default();
+    super::contract::complete(&mut completed, &language_ids);
+    let _ = document.set(completed.to_string());
     let request_id = HeaderName::from_static("x-request-id");
     let api = router
         .merge(app::contest::clics::routes(
@@ -423,5 +422,5 @@ pub fn http_app(
                 ),
             ),
         );
-    (platform::edge::with_security_headers(router), spec)
+    platform::edge::with_security_headers(router)
 }

@@ -508,7 +508,7 @@ async fn serve_until_shutdown(
     shutdown: Shutdown,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 ) -> anyhow::Result<()> {
-    let (router, _) = http_app(&owners, &shutdown);
+    let router = http_app(&owners, &shutdown);
     let serving = {
         let shutdown = shutdown.clone();
         platform::edge::serve(
