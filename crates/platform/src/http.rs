@@ -199,12 +199,107 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
             Err(rejection) => return Err(json_rejection(rejection)),
         };
         integral_numbers(&mut value);
-        serde_json::from_value(value).map(ApiJson).map_err(|e| {
-            ApiError::unprocessable(
-                "invalid-body",
-                format!("the body does not match the schema: {e}"),
-            )
-        })
+        T::deserialize(ObjectsOnly(value))
+            .map(ApiJson)
+            .map_err(|e| {
+                ApiError::unprocessable(
+                    "invalid-body",
+                    format!("the body does not match the schema: {e}"),
+                )
+            })
+    }
+}
+
+/// A JSON value read as the document describes it: a struct only from an object (serde's
+/// derive would also take an array of its fields in order, which no schema states).
+struct ObjectsOnly(serde_json::Value);
+
+impl<'de> serde::de::IntoDeserializer<'de, serde_json::Error> for ObjectsOnly {
+    type Deserializer = Self;
+
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+impl<'de> serde::Deserializer<'de> for ObjectsOnly {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        use serde::de::value::{MapDeserializer, SeqDeserializer};
+        use serde_json::Value;
+        match self.0 {
+            Value::Array(items) => {
+                let mut seq = SeqDeserializer::new(items.into_iter().map(ObjectsOnly));
+                let value = visitor.visit_seq(&mut seq)?;
+                seq.end()?;
+                Ok(value)
+            }
+            Value::Object(fields) => {
+                let mut map =
+                    MapDeserializer::new(fields.into_iter().map(|(k, v)| (k, ObjectsOnly(v))));
+                let value = visitor.visit_map(&mut map)?;
+                map.end()?;
+                Ok(value)
+            }
+            other => other.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            serde_json::Value::Null => visitor.visit_none(),
+            other => visitor.visit_some(ObjectsOnly(other)),
+        }
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            serde_json::Value::Object(_) => self.deserialize_any(visitor),
+            other => Err(serde::de::Error::invalid_type(
+                match &other {
+                    serde_json::Value::Array(_) => serde::de::Unexpected::Seq,
+                    serde_json::Value::Null => serde::de::Unexpected::Unit,
+                    serde_json::Value::Bool(b) => serde::de::Unexpected::Bool(*b),
+                    serde_json::Value::String(s) => serde::de::Unexpected::Str(s),
+                    _ => serde::de::Unexpected::Other("a number"),
+                },
+                &"an object",
+            )),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_enum(name, variants, visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map identifier ignored_any
     }
 }
 
@@ -558,6 +653,36 @@ impl RateLimit {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_struct_is_read_from_an_object_only() {
+        use serde::Deserialize;
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Filter {
+            a: Option<i64>,
+            b: Option<Vec<Inner>>,
+        }
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Inner {
+            c: String,
+        }
+        let read = |v: serde_json::Value| Filter::deserialize(ObjectsOnly(v));
+        assert_eq!(
+            read(serde_json::json!({"a": 1, "b": [{"c": "x"}]})).unwrap(),
+            Filter {
+                a: Some(1),
+                b: Some(vec![Inner { c: "x".into() }])
+            }
+        );
+        assert!(read(serde_json::json!([null, null])).is_err());
+        assert!(
+            read(serde_json::json!({"b": [["x"]]})).is_err(),
+            "nested too"
+        );
+        let list: Vec<Option<i64>> =
+            Deserialize::deserialize(ObjectsOnly(serde_json::json!([1, null]))).unwrap();
+        assert_eq!(list, [Some(1), None]);
+    }
 
     #[test]
     fn integral_floats_are_integers_and_fractions_stay() {
