@@ -16,8 +16,8 @@ use crate::forms::Form;
 use crate::page::{failure_page, html, see_other, Chrome};
 use crate::session::{Visitor, WebState};
 use crate::views::{
-    Account, AuditEntry, DeadLetter, Pipeline, PipelineSample, Problem, ProblemPage, RejudgeResult,
-    SubmissionPage, SystemView,
+    Account, AuditEntry, Backup, DeadLetter, Pipeline, PipelineSample, Problem, ProblemPage,
+    RejudgeResult, SubmissionPage, SystemView,
 };
 
 #[derive(Template, WebTemplate)]
@@ -697,22 +697,29 @@ pub async fn audit(
 struct SystemPage {
     c: Chrome,
     system: SystemView,
+    /// The latest backups, newest first.
+    backups: Vec<Backup>,
 }
 
 pub async fn system(State(state): State<WebState>, visitor: Visitor) -> Response {
     if let Some(refusal) = staff_only(&visitor) {
         return refusal;
     }
-    match state
+    let system = state
         .api
         .get::<SystemView>("/api/v1/admin/system", visitor.reader())
-        .await
-    {
-        Ok(system) => html(SystemPage {
+        .await;
+    let backups = state
+        .api
+        .get::<Vec<Backup>>("/api/v1/admin/backups", visitor.reader())
+        .await;
+    match (system, backups) {
+        (Ok(system), Ok(backups)) => html(SystemPage {
             c: Chrome::new(&visitor, visitor.tr.t("manage-system")),
             system,
+            backups,
         }),
-        Err(failure) => failure_page(&visitor, &failure),
+        (Err(failure), _) | (_, Err(failure)) => failure_page(&visitor, &failure),
     }
 }
 

@@ -441,6 +441,15 @@ pub struct DoctorCheck {
     pub detail: String,
 }
 
+/// A finished backup (the API's `BackupRecord`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Backup {
+    pub taken_at_ms: i64,
+    pub shape: String,
+    pub location: String,
+    pub bytes: i64,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct DoctorReport {
     pub ok: bool,

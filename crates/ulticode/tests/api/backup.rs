@@ -70,7 +70,16 @@ async fn an_embedded_backup_taken_while_serving_restores_everything() {
     let to = to.to_str().unwrap();
     let (ok, said) = ulticode(&["backup", "--data-dir", &data, "--to", to]);
     assert!(ok, "{said}");
-    // The management API shows it.
+    // The management console and API show it.
+    let mut console = crate::console::Browser::new(&service);
+    console.login("admin", &service.admin_password).await;
+    let page = console.get("/manage/system").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("id=\"backups\"") && page.body.contains(to),
+        "{}",
+        page.body
+    );
     let (status, list) = api.get("/api/v1/admin/backups", Some(&admin.access)).await;
     assert_eq!(status, StatusCode::OK, "{list}");
     assert_eq!(list[0]["shape"], "embedded", "{list}");

@@ -11,17 +11,17 @@ use serde_json::json;
 use crate::harness::{spawn_up, Api, Service};
 
 /// A browser: a cookie jar, no JavaScript, redirects not followed (the tests look at them).
-struct Browser {
+pub(crate) struct Browser {
     base: String,
     http: reqwest::Client,
     cookies: BTreeMap<String, String>,
     language: Option<String>,
 }
 
-struct Page {
-    status: StatusCode,
+pub(crate) struct Page {
+    pub status: StatusCode,
     headers: HeaderMap,
-    body: String,
+    pub body: String,
 }
 
 impl Page {
@@ -34,7 +34,7 @@ impl Page {
 }
 
 impl Browser {
-    fn new(service: &Service) -> Self {
+    pub(crate) fn new(service: &Service) -> Self {
         Self {
             base: service.base.clone(),
             http: reqwest::Client::builder()
@@ -84,7 +84,7 @@ impl Browser {
         }
     }
 
-    async fn get(&mut self, path: &str) -> Page {
+    pub(crate) async fn get(&mut self, path: &str) -> Page {
         let request = self.http.get(format!("{}{path}", self.base));
         self.send(request).await
     }
@@ -116,7 +116,7 @@ impl Browser {
         assert!(self.cookies.contains_key("ulticode_access"));
     }
 
-    async fn login(&mut self, username: &str, password: &str) {
+    pub(crate) async fn login(&mut self, username: &str, password: &str) {
         let page = self
             .post(
                 "/login",
@@ -490,7 +490,9 @@ async fn management_pages_are_gated_exactly_as_the_api_is() {
     assert_eq!(page.status, StatusCode::PAYLOAD_TOO_LARGE);
     let system = admin.get("/manage/system").await.body;
     assert!(
-        system.contains("id=\"languages\"") && system.contains("python3"),
+        system.contains("id=\"languages\"")
+            && system.contains("python3")
+            && system.contains("No backup yet"),
         "{system}"
     );
     let pipeline = admin.get("/manage/pipeline").await.body;

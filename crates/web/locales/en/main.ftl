@@ -230,6 +230,12 @@ system-version = Version
 system-sandbox = Sandbox
 system-ok = all checks pass
 system-problems = some checks fail
+system-backups = Backups
+system-backup-none = No backup yet: take one with ulticode backup --to DIR.
+system-backup-taken = Taken
+system-backup-shape = Shape
+system-backup-location = Where
+system-backup-bytes = Bytes
 
 # Mail, notifications and search
 nav-search = Search

@@ -221,6 +221,12 @@ system-version = バージョン
 system-sandbox = サンドボックス
 system-ok = すべての診断に合格
 system-problems = 一部の診断に失敗
+system-backups = バックアップ
+system-backup-none = バックアップはまだありません。ulticode backup --to DIR で取得できます。
+system-backup-taken = 取得日時
+system-backup-shape = 構成
+system-backup-location = 保存先
+system-backup-bytes = バイト数
 
 # メール、通知、検索
 nav-search = 検索

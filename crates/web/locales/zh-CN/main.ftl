@@ -221,6 +221,12 @@ system-version = 版本
 system-sandbox = 沙箱
 system-ok = 全部检查通过
 system-problems = 部分检查未通过
+system-backups = 备份
+system-backup-none = 还没有备份：用 ulticode backup --to DIR 创建。
+system-backup-taken = 时间
+system-backup-shape = 形态
+system-backup-location = 位置
+system-backup-bytes = 字节数
 
 # 邮件、通知与搜索
 nav-search = 搜索
