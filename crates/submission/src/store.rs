@@ -1168,21 +1168,11 @@ impl SubmissionStore {
         lease: &Lease,
         batch: i64,
     ) -> Result<Vec<(SubmissionId, Recovery)>, DbError> {
-        let mut tx = self.db.begin().await?;
-        let candidates = self
-            .db
-            .query(
-                "SELECT id, generation FROM submissions WHERE state = 'judging' AND judging_lease_expires_at < {now} \
-                 ORDER BY judging_lease_expires_at LIMIT $1 {skip_locked}",
-            )
-            .bind(batch)
-            .fetch_all(&mut *tx)
-            .await?;
-        self.recover_guarded(
-            tx,
-            candidates,
+        self.recover_judging(
             lease,
+            batch,
             "state = 'judging' AND judging_lease_expires_at < {now}",
+            "judging_lease_expires_at",
             "judging lease expired",
         )
         .await
@@ -1196,21 +1186,38 @@ impl SubmissionStore {
         lease: &Lease,
         batch: i64,
     ) -> Result<Vec<(SubmissionId, Recovery)>, DbError> {
-        let mut tx = self.db.begin().await?;
-        let candidates = self
-            .db
-            .query("SELECT id, generation FROM submissions WHERE state = 'judging' ORDER BY id LIMIT $1 {skip_locked}")
-            .bind(batch)
-            .fetch_all(&mut *tx)
-            .await?;
-        self.recover_guarded(
-            tx,
-            candidates,
+        self.recover_judging(
             lease,
+            batch,
             "state = 'judging'",
+            "id",
             "the process judging it stopped",
         )
         .await
+    }
+
+    /// Up to `batch` submissions where `condition` holds (in `order`), each recovered under
+    /// `lease` with `reason`.
+    async fn recover_judging(
+        &self,
+        lease: &Lease,
+        batch: i64,
+        condition: &str,
+        order: &str,
+        reason: &str,
+    ) -> Result<Vec<(SubmissionId, Recovery)>, DbError> {
+        let mut tx = self.db.begin().await?;
+        let candidates = self
+            .db
+            .query(&format!(
+                "SELECT id, generation FROM submissions WHERE {condition} \
+                 ORDER BY {order} LIMIT $1 {{skip_locked}}"
+            ))
+            .bind(batch)
+            .fetch_all(&mut *tx)
+            .await?;
+        self.recover_guarded(tx, candidates, lease, condition, reason)
+            .await
     }
 
     /// The lost-delivery sweeper: `pending` submissions whose current intent was sent more
