@@ -110,6 +110,10 @@ cargo build --locked -p ulticode
 echo "== API contract"
 scripts/contract-tests.sh "$CARGO_TARGET_DIR/debug/ulticode"
 
+# The typed client generated from that document, compiled and run against the server.
+echo "== typed client"
+scripts/client-tests.sh "$CARGO_TARGET_DIR/debug/ulticode"
+
 # Browser end-to-end: Debian's Chromium (Playwright without its browser download) against a
 # real `ulticode up`.
 echo "== browser end-to-end"

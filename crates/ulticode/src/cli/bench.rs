@@ -32,6 +32,8 @@ pub enum BenchCommand {
     Judge0(super::bench_judge0::Judge0BenchArgs),
     /// The console's pages at a steady request rate: latency percentiles on `up`.
     Web(super::bench_web::WebArgs),
+    /// The API under a mixed load on `up`: reads, submissions judged, SSE subscribers held.
+    Http(super::bench_http::HttpArgs),
     /// The event backbone: relay throughput (PostgreSQL → Redis) and change-to-audit latency.
     Events(super::bench_events::EventsArgs),
     /// Contest boards: recompute, incremental updates and scoreboard reads on a generated
@@ -71,6 +73,7 @@ impl BenchCommand {
             BenchCommand::Function(args) => super::bench_function::run(args),
             BenchCommand::Pipeline(args) => super::bench_pipeline::run(args),
             BenchCommand::Web(args) => super::bench_web::run(args),
+            BenchCommand::Http(args) => super::bench_http::run(args),
             BenchCommand::Judge0(args) => super::bench_judge0::run(args),
             BenchCommand::Events(args) => super::bench_events::events(args),
             BenchCommand::Search(args) => super::bench_events::search(args),

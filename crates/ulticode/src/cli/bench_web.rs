@@ -48,6 +48,12 @@ pub(super) struct Server {
     _data: tempfile::TempDir,
 }
 
+impl Server {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         // SAFETY: kill(2) on our own child's pid.
@@ -56,19 +62,19 @@ impl Drop for Server {
     }
 }
 
-/// `ulticode up` with `extra` arguments, once it serves.
+/// `ulticode up` with `extra` arguments (one judge worker unless they say `--workers`),
+/// once it serves.
 pub(super) fn start_server(extra: &[&str]) -> anyhow::Result<Server> {
     let data = tempfile::tempdir()?;
+    let workers: &[&str] = if extra.contains(&"--workers") {
+        &[]
+    } else {
+        &["--workers", "1"]
+    };
     let mut child = Command::new(std::env::current_exe()?)
-        .args([
-            "up",
-            "--listen",
-            "127.0.0.1:0",
-            "--workers",
-            "1",
-            "--data-dir",
-        ])
+        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data.path())
+        .args(workers)
         .args(extra)
         .env("ULTICODE_LOG", "warn")
         .stdout(Stdio::piped())

@@ -116,7 +116,8 @@ fn event_stream_schema(response: &mut Value) {
 }
 
 /// An archive upload is read as bytes whatever its declared type: `application/zip` is what
-/// clients send, `application/octet-stream` as good.
+/// clients send, `application/octet-stream` as good. On the wire it is the archive's bytes,
+/// not the array of integers the handler's `Vec<u8>` would suggest.
 fn any_archive_type(operation: &mut Map<String, Value>) {
     let Some(content) = operation
         .get_mut("requestBody")
@@ -125,8 +126,39 @@ fn any_archive_type(operation: &mut Map<String, Value>) {
     else {
         return;
     };
-    if let Some(zip) = content.get("application/zip").cloned() {
+    if let Some(zip) = content.get_mut("application/zip") {
+        zip["schema"] = json!({
+            "type": "string",
+            "format": "binary",
+            "contentMediaType": "application/zip"
+        });
+        let zip = zip.clone();
         content.entry("application/octet-stream").or_insert(zip);
+    }
+}
+
+/// The example of every request body (`request_examples.json`, keyed by `METHOD /path`): a
+/// value for JSON and text bodies; for an archive, whose bytes JSON cannot hold, the summary
+/// of an example naming the repository directory it is zipped from.
+const REQUEST_EXAMPLES: &str = include_str!("request_examples.json");
+
+fn request_example(examples: &Map<String, Value>, key: &str, operation: &mut Map<String, Value>) {
+    let Some(content) = operation
+        .get_mut("requestBody")
+        .and_then(|b| b.get_mut("content"))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let Some(example) = examples.get(key) else {
+        return;
+    };
+    for (media_type, media) in content.iter_mut() {
+        if media_type == "application/zip" || media_type == "application/octet-stream" {
+            media["examples"] = json!({"package": {"summary": example}});
+        } else {
+            media["example"] = example.clone();
+        }
     }
 }
 
@@ -166,6 +198,8 @@ pub fn complete(document: &mut Value, languages: &[String]) {
     {
         channel["enum"] = json!(["in_app", "email"]);
     }
+    let examples: Map<String, Value> =
+        serde_json::from_str(REQUEST_EXAMPLES).expect("request_examples.json is a JSON object");
     let Some(paths) = document.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
@@ -203,6 +237,8 @@ pub fn complete(document: &mut Value, languages: &[String]) {
             }
             idempotency_key_schema(operation);
             any_archive_type(operation);
+            let key = format!("{} {path}", method.to_uppercase());
+            request_example(&examples, &key, operation);
         }
     }
 }

@@ -19,6 +19,7 @@ mod bench;
 mod bench_contest;
 mod bench_events;
 mod bench_function;
+mod bench_http;
 mod bench_judge;
 mod bench_judge0;
 mod bench_pipeline;

@@ -63,9 +63,10 @@ struct Workload {
     extended: Vec<u8>,
 }
 
-/// Submits accepted solutions round-robin for `users` until the process dies (a connection
-/// error ends it).
+/// Submits accepted solutions round-robin for `users`, one every `ULTICODE_DURABILITY_PACE_MS`
+/// (default 60), until the process dies (a connection error ends it).
 async fn submit(base: String, users: Vec<Session>, ledger: Arc<Mutex<Ledger>>) {
+    let pace = env_number("ULTICODE_DURABILITY_PACE_MS").unwrap_or(60);
     let http = client();
     let sources = [
         ("c", source("aplusb/submissions/accepted/sum.c")),
@@ -92,8 +93,12 @@ async fn submit(base: String, users: Vec<Session>, ledger: Arc<Mutex<Ledger>>) {
                 ledger.refused.push(format!("submit: {status} {body}"));
             }
         }
-        tokio::time::sleep(Duration::from_millis(60)).await;
+        tokio::time::sleep(Duration::from_millis(pace)).await;
     }
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|s| s.parse().ok())
 }
 
 /// The submissions in `judging` and the attempt judging each, read from the data directory.
@@ -139,13 +144,21 @@ async fn work_then_kill(
         Moment::Judging => {
             // Kill while something is being judged (a compile or a test run).
             let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                let last = ledger.lock().unwrap().accepted.last().copied();
-                if let Some(id) = last {
+            'judged: loop {
+                let recent: Vec<i64> = ledger
+                    .lock()
+                    .unwrap()
+                    .accepted
+                    .iter()
+                    .rev()
+                    .take(5)
+                    .copied()
+                    .collect();
+                for id in recent {
                     let view = state_of(&api, &admin.access, id).await;
                     let state = view["status"]["state"].as_str().unwrap_or_default();
                     if state != "pending" && state != "done" {
-                        break;
+                        break 'judged;
                     }
                 }
                 assert!(Instant::now() < deadline, "nothing was ever being judged");
@@ -186,16 +199,13 @@ async fn work_then_kill(
 
 #[tokio::test]
 async fn sigkill_at_any_moment_loses_no_accepted_submission() {
-    let seed = std::env::var("ULTICODE_DURABILITY_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
+    let seed = env_number("ULTICODE_DURABILITY_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            | 1
+    });
     println!("ULTICODE_DURABILITY_SEED={seed}");
     let mut rng = Rng(seed);
 
@@ -245,8 +255,10 @@ async fn sigkill_at_any_moment_loses_no_accepted_submission() {
         Moment::Rejudge,
         Moment::Upload,
     ];
+    // `ULTICODE_DURABILITY_KILLS` makes it a long run (the moments in turn).
+    let kills = env_number("ULTICODE_DURABILITY_KILLS").unwrap_or(4) as usize;
     let mut service = service;
-    for (round, moment) in moments.into_iter().enumerate() {
+    for (round, moment) in moments.into_iter().cycle().take(kills).enumerate() {
         let data = work_then_kill(service, moment, &mut rng, &work).await;
         let orphaned = judging(data.path()).await;
         println!(
@@ -286,29 +298,7 @@ async fn sigkill_at_any_moment_loses_no_accepted_submission() {
         accepted.len() >= 10,
         "too little was submitted: {accepted:?}"
     );
-    let deadline = Instant::now() + Duration::from_secs(240);
-    for id in &accepted {
-        loop {
-            let view = state_of(&api, admin, *id).await;
-            if view["status"]["state"] == "done" {
-                assert_eq!(view["status"]["verdict"], "AC", "{view}");
-                let generations: Vec<i64> = view["history"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|g| g["generation"].as_i64().unwrap())
-                    .collect();
-                let distinct: BTreeSet<_> = generations.iter().collect();
-                assert_eq!(distinct.len(), generations.len(), "{view}");
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "submission {id} never finished: {view}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
+    all_judged_once(&api, admin, &accepted).await;
     let refused = work.ledger.lock().unwrap().refused.clone();
     assert!(refused.is_empty(), "{refused:?}");
 
@@ -359,6 +349,73 @@ async fn sigkill_at_any_moment_loses_no_accepted_submission() {
         dangling, 0,
         "a problem names a package that was never stored"
     );
+}
+
+/// Every submission of `accepted` reaches an accepted verdict (within 4 minutes plus half a
+/// second per submission), with one verdict per generation.
+async fn all_judged_once(api: &Api, admin: &str, accepted: &[i64]) {
+    let deadline = Instant::now() + Duration::from_secs(240 + accepted.len() as u64 / 2);
+    for id in accepted {
+        loop {
+            let view = state_of(api, admin, *id).await;
+            if view["status"]["state"] == "done" {
+                assert_eq!(view["status"]["verdict"], "AC", "{view}");
+                let generations: Vec<i64> = view["history"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|g| g["generation"].as_i64().unwrap())
+                    .collect();
+                let distinct: BTreeSet<_> = generations.iter().collect();
+                assert_eq!(distinct.len(), generations.len(), "{view}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "submission {id} never finished: {view}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The distributed shape: `serve` killed with SIGKILL while submissions come in and are
+/// judged (the dispatcher and the judge worker go on, retrying the judging port), restarted
+/// on the same database and address. Every submission answered 2xx reaches its verdict, once
+/// per generation: PostgreSQL commits before the answer (`synchronous_commit` on).
+#[tokio::test]
+async fn sigkill_of_serve_loses_no_accepted_submission() {
+    let seed = env_number("ULTICODE_DURABILITY_SEED").unwrap_or(0x5eed_5e7e) | 1;
+    println!("ULTICODE_DURABILITY_SEED={seed}");
+    let mut rng = Rng(seed);
+    let mut service = crate::harness::spawn_distributed().await;
+    let api = Api::new(&service);
+    let admin = api.login("admin", &service.admin_password).await;
+    let mut users = Vec::new();
+    for i in 0..3 {
+        users.push(api.account(&format!("durable-{i}")).await);
+    }
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    for round in 0..3 {
+        let submitter = tokio::spawn(submit(service.base.clone(), users.clone(), ledger.clone()));
+        tokio::time::sleep(Duration::from_millis(300 + rng.below(1500))).await;
+        service.kill_serve();
+        let _ = submitter.await;
+        service.restart_serve();
+        println!(
+            "round {round}: serve killed and back; {} accepted so far",
+            ledger.lock().unwrap().accepted.len()
+        );
+    }
+    // Tokens issued before the kills still verify: the signing keys are in the database.
+    let accepted = ledger.lock().unwrap().accepted.clone();
+    assert!(
+        accepted.len() >= 6,
+        "too little was submitted: {accepted:?}"
+    );
+    all_judged_once(&api, &admin.access, &accepted).await;
+    let refused = ledger.lock().unwrap().refused.clone();
+    assert!(refused.is_empty(), "{refused:?}");
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -27,6 +27,8 @@ pub struct Service {
     /// The distributed shape's database (a superuser URL).
     pub database_url: Option<String>,
     processes: Vec<Child>,
+    /// The distributed shape's `serve` arguments (its process is the first), to restart it.
+    serve_args: Vec<String>,
     _scratch: Vec<tempfile::TempDir>,
     _postgres: Option<platform::testing::TestPostgres>,
     redis_prefix: Option<String>,
@@ -53,6 +55,31 @@ impl Service {
         }
         self.processes.clear();
         self.data_dir.take()
+    }
+
+    /// The distributed shape: SIGKILL `serve` alone (the dispatcher and the worker go on).
+    pub fn kill_serve(&mut self) {
+        assert!(!self.serve_args.is_empty(), "not the distributed shape");
+        let serve = &mut self.processes[0];
+        let _ = serve.kill();
+        let _ = serve.wait();
+    }
+
+    /// The distributed shape: start `serve` again after [`Service::kill_serve`], on the same
+    /// address, database and queue.
+    pub fn restart_serve(&mut self) {
+        let address = self.base.trim_start_matches("http://").to_string();
+        let mut command = ulticode();
+        command.args(self.serve_args.iter().map(|a| {
+            if a == "127.0.0.1:0" {
+                address.as_str()
+            } else {
+                a.as_str()
+            }
+        }));
+        let (child, announced) = start(command);
+        assert_eq!(announced.base, self.base, "serve came back elsewhere");
+        self.processes[0] = child;
     }
 
     /// SIGTERM, then SIGKILL for what is still running after 35 s. True when every process
@@ -199,6 +226,7 @@ pub fn spawn_up_with(data: tempfile::TempDir, extra: &[String]) -> Service {
         data_dir: Some(data),
         database_url: None,
         processes: vec![child],
+        serve_args: Vec::new(),
         _scratch: Vec::new(),
         _postgres: None,
         redis_prefix: None,
@@ -223,24 +251,42 @@ pub async fn spawn_distributed_args(search_worker: bool, extra: &[&str]) -> Serv
     let prefix = postgres.name().to_string();
     let token = format!("svc-{}", uuid::Uuid::new_v4().simple());
     let queue_prefix = format!("ut-{}", uuid::Uuid::new_v4().simple());
-    let mut serve = ulticode();
-    serve
-        .args(["serve", "--listen", "127.0.0.1:0", "--redis-url", REDIS_URL])
-        .args(["--queue-prefix", &queue_prefix, "--role-prefix", &prefix])
-        .args(["--database-url", &postgres.url(), "--service-token", &token])
-        .arg("--problems")
-        .arg(examples())
-        .args(extra);
+    let mut serve_args: Vec<String> = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--redis-url",
+        REDIS_URL,
+        "--queue-prefix",
+        &queue_prefix,
+        "--role-prefix",
+        &prefix,
+        "--database-url",
+        &postgres.url(),
+        "--service-token",
+        &token,
+        "--problems",
+        &examples().to_string_lossy(),
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .chain(extra.iter().map(|a| a.to_string()))
+    .collect();
     let search_port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     if search_worker {
-        serve
-            .args(["--search-url", &format!("http://127.0.0.1:{search_port}")])
-            .args(["--modules", "relays,audit,notification,mail"]);
+        serve_args.extend([
+            "--search-url".to_string(),
+            format!("http://127.0.0.1:{search_port}"),
+            "--modules".to_string(),
+            "relays,audit,notification,mail".to_string(),
+        ]);
     }
+    let mut serve = ulticode();
+    serve.args(&serve_args);
     let (serve, announced) = start(serve);
     let (base, admin_password) = (announced.base, announced.password);
     let mut processes = vec![serve];
@@ -310,6 +356,7 @@ pub async fn spawn_distributed_args(search_worker: bool, extra: &[&str]) -> Serv
         data_dir: None,
         database_url: Some(postgres.url()),
         processes,
+        serve_args,
         _scratch: scratch,
         _postgres: Some(postgres),
         redis_prefix: Some(queue_prefix),

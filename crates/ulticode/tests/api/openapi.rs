@@ -229,3 +229,47 @@ async fn the_document_is_valid_and_covers_every_route() {
         );
     }
 }
+
+/// Every request body carries an example, and every JSON or text example is one its own
+/// schema accepts (validated against the document's components, as a client would read it).
+#[tokio::test]
+async fn every_request_body_has_an_example_its_schema_accepts() {
+    let service = spawn_up();
+    let api = Api::new(&service);
+    let (status, doc) = api.get("/api/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let Some(content) = operation.pointer("/requestBody/content") else {
+                continue;
+            };
+            for (media_type, media) in content.as_object().unwrap() {
+                let at = format!("{method} {path} ({media_type})");
+                if media_type == "application/zip" || media_type == "application/octet-stream" {
+                    if media.pointer("/examples/package/summary").is_none() {
+                        problems.push(format!("{at}: no example"));
+                    }
+                    continue;
+                }
+                let Some(example) = media.get("example") else {
+                    problems.push(format!("{at}: no example"));
+                    continue;
+                };
+                // The body's schema, with the document's components beside it so that its
+                // `#/components/...` references resolve.
+                let mut schema = media["schema"].clone();
+                schema["components"] = doc["components"].clone();
+                let validator = jsonschema::draft202012::new(&schema)
+                    .unwrap_or_else(|e| panic!("{at}: schema does not compile: {e}"));
+                for error in validator.iter_errors(example) {
+                    problems.push(format!("{at}: {error} at {}", error.instance_path()));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(checked >= 30, "only {checked} examples checked");
+}
