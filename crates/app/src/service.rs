@@ -541,7 +541,7 @@ impl AppService {
         self.db
             .query(&format!("SELECT {COLUMNS} FROM problems WHERE slug = $1"))
             .bind(slug.to_string())
-            .fetch_optional(self.db.pool())
+            .fetch_optional(self.db.readers())
             .await?
             .map(|row| view_of(&row))
             .transpose()
@@ -825,7 +825,7 @@ impl AppService {
                     .unwrap_or_default(),
             )
             .bind(limit + 1)
-            .fetch_all(self.db.pool())
+            .fetch_all(self.db.readers())
             .await?;
         let mut items = rows.iter().map(view_of).collect::<Result<Vec<_>, _>>()?;
         let next_after = (items.len() as i64 > limit).then(|| items[limit as usize - 1].id);

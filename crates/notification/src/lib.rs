@@ -455,7 +455,7 @@ impl NotificationService {
             .db
             .query("SELECT COUNT(*) FROM notifications WHERE user_id = $1 AND in_inbox = 1 AND read_at IS NULL")
             .bind(user.0)
-            .fetch_one(self.db.pool())
+            .fetch_one(self.db.readers())
             .await?
             .try_get(0)?)
     }

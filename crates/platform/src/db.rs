@@ -46,9 +46,16 @@ impl DbError {
 #[derive(Debug, Clone)]
 pub struct Db {
     pool: AnyPool,
+    /// Connections for reads outside transactions: on SQLite, read-only connections beside
+    /// the single writer (WAL readers never wait for it); on PostgreSQL, `pool` itself.
+    readers: AnyPool,
     backend: Backend,
     url: String,
 }
+
+/// Read-only connections per SQLite file: hot reads (a problem, a submission's status, a
+/// token's account) run in parallel instead of queueing behind the writer's connection.
+const SQLITE_READERS: u32 = 4;
 
 fn check_identifier(name: &str) -> Result<(), DbError> {
     let ok = !name.is_empty()
@@ -115,8 +122,25 @@ impl Db {
                 })
             });
         let pool = options.connect(url).await?;
+        let readers = match backend {
+            Backend::Postgres => pool.clone(),
+            // Lazy: the file exists (the writer above created it) and is in WAL mode (a
+            // property of the file) by the time a reader connects.
+            Backend::Sqlite => AnyPoolOptions::new()
+                .acquire_timeout(Duration::from_secs(10))
+                .max_connections(SQLITE_READERS)
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move {
+                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        conn.execute("PRAGMA query_only = ON").await?;
+                        Ok(())
+                    })
+                })
+                .connect_lazy(url)?,
+        };
         Ok(Db {
             pool,
+            readers,
             backend,
             url: url.to_string(),
         })
@@ -138,6 +162,13 @@ impl Db {
 
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// For reads outside a transaction that need only the last committed state (several
+    /// run at once on SQLite). Writes and read-then-write sequences use [`Db::pool`] or a
+    /// transaction.
+    pub fn readers(&self) -> &AnyPool {
+        &self.readers
     }
 
     pub fn url(&self) -> &str {
@@ -217,6 +248,7 @@ impl Db {
     }
 
     pub async fn close(&self) {
+        self.readers.close().await;
         self.pool.close().await;
     }
 }

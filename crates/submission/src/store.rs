@@ -507,7 +507,7 @@ impl SubmissionStore {
                  FROM submissions WHERE id = $1",
             )
             .bind(id.0)
-            .fetch_optional(self.db.pool())
+            .fetch_optional(self.db.readers())
             .await?;
         let Some(row) = row else { return Ok(None) };
         let facts: String = row.try_get(5)?;
@@ -549,7 +549,7 @@ impl SubmissionStore {
                  WHERE submission_id = $1 ORDER BY generation",
             )
             .bind(id.0)
-            .fetch_all(self.db.pool())
+            .fetch_all(self.db.readers())
             .await?;
         for row in rows {
             record.history.push(JudgedGeneration {
@@ -568,7 +568,7 @@ impl SubmissionStore {
                 )
                 .bind(id.0)
                 .bind(generation)
-                .fetch_all(self.db.pool())
+                .fetch_all(self.db.readers())
                 .await?;
             for row in rows {
                 record.tests.push(StoredTest {

@@ -58,6 +58,11 @@ fn aplusb(language: &str) -> anyhow::Result<&'static str> {
 
 /// Registrations a client address may make (the Auth owner's limit: 5 an hour).
 const USERS_PER_ADDRESS: usize = 5;
+/// Connections one client address may hold (the edge's limit is 128): subscribers and
+/// readers come from many loopback addresses, as many clients would.
+const CONNECTIONS_PER_ADDRESS: usize = 100;
+/// Loopback addresses the reads come from, round robin.
+const READ_ADDRESSES: u8 = 8;
 /// The submission limit refills one a second per user; stay under it.
 const SUBMISSIONS_PER_USER_PER_SECOND: f64 = 0.8;
 
@@ -79,6 +84,8 @@ struct Figures {
     endpoints: Vec<EndpointFigures>,
     reads_per_second: f64,
     read_errors: usize,
+    /// Why requests failed: status codes or transport errors, with counts.
+    error_reasons: BTreeMap<String, usize>,
     submissions_accepted: usize,
     /// Submissions refused (429, 503) or failed in transport.
     submission_errors: usize,
@@ -111,11 +118,23 @@ fn rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
+fn loopback(third: u8, fourth: u8) -> Option<IpAddr> {
+    Some(IpAddr::V4(Ipv4Addr::new(127, 0, third, fourth)))
+}
+
 fn client_from(address: Option<IpAddr>) -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .local_address(address)
         .pool_max_idle_per_host(1024)
         .timeout(Duration::from_secs(30))
+        .build()?)
+}
+
+/// A client for event streams: connecting is bounded, the stream itself is not.
+fn stream_client_from(address: Option<IpAddr>) -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .local_address(address)
+        .connect_timeout(Duration::from_secs(30))
         .build()?)
 }
 
@@ -137,8 +156,7 @@ async fn json_call(
 async fn register_users(base: &str, count: usize) -> anyhow::Result<Vec<User>> {
     let mut users = Vec::with_capacity(count);
     for index in 0..count {
-        let address = 2 + (index / USERS_PER_ADDRESS) as u8;
-        let client = client_from(Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, address))))?;
+        let client = client_from(loopback(0, 2 + (index / USERS_PER_ADDRESS) as u8))?;
         let credentials =
             json!({"username": format!("bench-{index}"), "password": "bench password 1"});
         json_call(
@@ -253,6 +271,16 @@ fn judged(counts: &BTreeMap<String, usize>) -> usize {
 
 type Samples = Vec<(usize, Option<Duration>)>;
 
+fn transport_error(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timeout".into()
+    } else if error.is_connect() {
+        "connect".into()
+    } else {
+        "transport".into()
+    }
+}
+
 pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
     let source = aplusb(&args.language)?;
     let workers = args.workers.map(|w| w.to_string());
@@ -283,11 +311,14 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
 
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let (connected, events) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let streams = client_from(None)?;
+        let mut streams = Vec::new();
+        for group in 0..args.subscribers.div_ceil(CONNECTIONS_PER_ADDRESS) {
+            streams.push(stream_client_from(loopback(1, 1 + group as u8))?);
+        }
         let mut subscribers = Vec::with_capacity(args.subscribers);
         for index in 0..args.subscribers {
             subscribers.push(tokio::spawn(subscribe(
-                streams.clone(),
+                streams[index / CONNECTIONS_PER_ADDRESS].clone(),
                 format!("{base}/api/v1/notifications/stream"),
                 users[index % users.len()].token.clone(),
                 connected.clone(),
@@ -349,8 +380,11 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
                     );
                     tasks.push(tokio::spawn(async move {
                         let began = Instant::now();
-                        let id = submit(&client, &base, &token, &body).await.ok();
-                        (began.elapsed(), id.map(|id| (id, token)))
+                        let id = submit(&client, &base, &token, &body).await;
+                        (
+                            began.elapsed(),
+                            id.map(|id| (id, token)).map_err(|e| e.to_string()),
+                        )
                     }));
                     i += 1;
                 }
@@ -363,6 +397,10 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
                 results
             })
         };
+        let mut readers = Vec::new();
+        for address in 0..READ_ADDRESSES {
+            readers.push(client_from(loopback(2, 1 + address))?);
+        }
         let mut reads = Vec::new();
         let mut i: u32 = 0;
         loop {
@@ -373,6 +411,7 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
             tokio::time::sleep_until(at).await;
             let kind = i as usize % endpoints.len();
             let user = &users[(i as usize / endpoints.len()) % users.len()];
+            let client = &readers[i as usize % readers.len()];
             let request = match kind {
                 0 => client.get(format!("{base}/api/v1/problems?limit=20")),
                 1 => client.get(format!("{base}/api/v1/problems/aplusb")),
@@ -385,25 +424,41 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
             };
             reads.push(tokio::spawn(async move {
                 let began = Instant::now();
-                let ok = match request.send().await {
-                    Ok(response) => {
-                        let ok = response.status().is_success();
-                        response.bytes().await.is_ok() && ok
+                let outcome = match request.send().await {
+                    Ok(response) if response.status().is_success() => {
+                        match response.bytes().await {
+                            Ok(_) => Ok(began.elapsed()),
+                            Err(e) => Err(format!("body: {e}")),
+                        }
                     }
-                    Err(_) => false,
+                    Ok(response) => Err(response.status().to_string()),
+                    Err(e) => Err(transport_error(&e)),
                 };
-                (kind, ok.then(|| began.elapsed()))
+                (kind, outcome)
             }));
             i += 1;
         }
         let mut samples: Samples = Vec::with_capacity(reads.len());
+        let mut error_reasons = BTreeMap::new();
         for read in reads {
-            samples.push(read.await.unwrap_or((0, None)));
+            let (kind, outcome) = read.await.unwrap_or((0, Err("task failed".into())));
+            if let Err(reason) = &outcome {
+                *error_reasons.entry(reason.clone()).or_insert(0) += 1;
+            }
+            samples.push((kind, outcome.ok()));
         }
         let submitted = submitter.await?;
         let load_seconds = start.elapsed().as_secs_f64();
-        let accepted: Vec<(i64, String)> =
-            submitted.iter().filter_map(|(_, id)| id.clone()).collect();
+        let accepted: Vec<(i64, String)> = submitted
+            .iter()
+            .filter_map(|(_, id)| id.clone().ok())
+            .collect();
+        for (_, outcome) in &submitted {
+            if let Err(reason) = outcome {
+                let reason = reason.split(" {").next().unwrap_or_default().to_string();
+                *error_reasons.entry(reason).or_insert(0) += 1;
+            }
+        }
         let at_end = verdicts(&client, &base, &accepted).await;
 
         let _ = stop.send(true);
@@ -436,7 +491,7 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
         }
         let mut submit_latencies: Vec<Duration> = submitted
             .iter()
-            .filter(|(_, id)| id.is_some())
+            .filter(|(_, id)| id.is_ok())
             .map(|(l, _)| *l)
             .collect();
         submit_latencies.sort();
@@ -452,6 +507,7 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
             endpoints: figures,
             reads_per_second: read_ok as f64 / load_seconds,
             read_errors: samples.len() - read_ok,
+            error_reasons,
             submissions_accepted: accepted.len(),
             submission_errors: submitted.len() - accepted.len(),
             judged_during_load: judged(&at_end),
@@ -512,6 +568,9 @@ fn print_figures(f: &Figures, args: &HttpArgs) {
         "reads: {:.0} req/s answered, {} errors",
         f.reads_per_second, f.read_errors
     );
+    if !f.error_reasons.is_empty() {
+        println!("errors by reason: {:?}", f.error_reasons);
+    }
     println!(
         "submissions: {} accepted, {} refused or failed; judged {} by the end of the load, {} after the drain; verdicts {:?}",
         f.submissions_accepted, f.submission_errors, f.judged_during_load, f.judged_after_drain, f.verdicts
