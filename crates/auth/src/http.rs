@@ -102,6 +102,7 @@ impl From<AuthError> for ApiError {
             AuthError::InvalidToken => ApiError::unprocessable("invalid-token", e.to_string()),
             AuthError::EmailTaken => ApiError::conflict("email-taken", e.to_string()),
             AuthError::Password(e) => ApiError::internal(e),
+            AuthError::Keys(e) => ApiError::internal(e),
             AuthError::Db(e) => e.into(),
         }
     }

@@ -4,12 +4,14 @@
 
 mod guard;
 pub mod http;
+pub mod keyring;
 pub mod password;
 mod schema;
 mod service;
 pub mod tokens;
 
 pub use http::{routes, AuthLimits};
+pub use keyring::{KeyEncryptionKey, KeyError, Rotation};
 pub use password::PasswordCost;
 pub use service::{AuthConfig, AuthError, AuthService, EmailState, Session};
 

@@ -107,4 +107,10 @@ pub const MIGRATIONS: &[Migration] = &[
             );
             CREATE INDEX account_tokens_user ON account_tokens (user_id, purpose)",
     },
+    Migration {
+        version: 5,
+        name: "signing keys retire after a rotation",
+        postgres: "ALTER TABLE signing_keys ADD COLUMN retire_at BIGINT;",
+        sqlite: "ALTER TABLE signing_keys ADD COLUMN retire_at INTEGER;",
+    },
 ];

@@ -17,7 +17,8 @@ use platform::{Db, DbError};
 use crate::password::{PasswordCost, PasswordError, Passwords};
 
 mod email;
-use crate::tokens::{self, Claims, Expectations, Key};
+use crate::keyring::{self, KeyEncryptionKey, KeyError, Keyring, Rotation};
+use crate::tokens::{self, Claims, Expectations};
 pub use email::{validate_email, EmailState};
 
 /// Tunables of the Auth owner.
@@ -28,6 +29,11 @@ pub struct AuthConfig {
     pub access_ttl: Duration,
     pub refresh_ttl: Duration,
     pub password_cost: PasswordCost,
+    /// Seals the signing keys at rest when given (see [`crate::keyring`]).
+    pub key_encryption: Option<KeyEncryptionKey>,
+    /// How long a rotated-out key verifies beyond the access tokens' lifetime: covers the
+    /// processes that still sign with it until their next reload.
+    pub key_overlap_margin: Duration,
 }
 
 impl Default for AuthConfig {
@@ -38,6 +44,8 @@ impl Default for AuthConfig {
             access_ttl: Duration::from_secs(15 * 60),
             refresh_ttl: Duration::from_secs(30 * 24 * 3600),
             password_cost: PasswordCost::default(),
+            key_encryption: None,
+            key_overlap_margin: keyring::RELOAD_EVERY * 2,
         }
     }
 }
@@ -61,6 +69,8 @@ pub enum AuthError {
     #[error(transparent)]
     Password(#[from] PasswordError),
     #[error(transparent)]
+    Keys(#[from] KeyError),
+    #[error(transparent)]
     Db(#[from] DbError),
 }
 
@@ -78,12 +88,6 @@ pub struct Session {
     pub refresh_token: String,
     pub refresh_expires_in: Duration,
     pub account: Account,
-}
-
-struct Keyring {
-    signing: Key,
-    verifying: HashMap<String, VerifyingKey>,
-    jwks: Vec<serde_json::Value>,
 }
 
 /// The Auth owner. Cheap to clone.
@@ -157,17 +161,7 @@ fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex32(text: &str) -> Option<[u8; 32]> {
-    let bytes: Vec<u8> = (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect::<Option<_>>()?;
-    bytes.try_into().ok()
-}
+use keyring::hex;
 
 fn account_of(row: &platform::db::AnyRow) -> Result<Account, AuthError> {
     let role: String = row.try_get("role")?;
@@ -179,53 +173,26 @@ fn account_of(row: &platform::db::AnyRow) -> Result<Account, AuthError> {
     })
 }
 
-async fn load_keyring(db: &Db) -> Result<Option<Keyring>, DbError> {
-    let rows = db
-        .query("SELECT kid, secret_hex FROM signing_keys ORDER BY created_at DESC, kid")
-        .fetch_all(db.pool())
-        .await?;
-    let keys: Vec<Key> = rows
-        .iter()
-        .filter_map(|row| {
-            let kid: String = row.try_get(0).ok()?;
-            let secret: String = row.try_get(1).ok()?;
-            Some(Key::from_secret(kid, unhex32(&secret)?))
-        })
-        .collect();
-    let Some(signing) = keys.first().cloned() else {
-        return Ok(None);
-    };
-    Ok(Some(Keyring {
-        signing,
-        verifying: keys
-            .iter()
-            .map(|k| (k.kid.clone(), k.verifying()))
-            .collect(),
-        jwks: keys.iter().map(Key::jwk).collect(),
-    }))
-}
-
 impl AuthService {
-    /// Opens the owner on `db`: migrates, and creates a signing key if there is none.
+    /// Opens the owner on `db`: migrates, seals signing keys still in the clear when a
+    /// key-encryption key is configured, and creates a signing key if none signs.
     pub async fn open(db: Db, config: AuthConfig) -> Result<Self, AuthError> {
         db.migrate(crate::schema::MIGRATIONS).await?;
-        let keyring = match load_keyring(&db).await? {
+        let kek = config.key_encryption.as_ref();
+        if let Some(kek) = kek {
+            let sealed = keyring::seal_clear_keys(&db, kek).await?;
+            if sealed > 0 {
+                tracing::info!(sealed, "signing keys sealed at rest");
+            }
+        }
+        let keyring = match keyring::load(&db, kek).await? {
             Some(keyring) => keyring,
             None => {
-                let kid = hex(&crate::random_bytes::<8>());
-                let insert = db
-                    .query(
-                        "INSERT INTO signing_keys (kid, secret_hex, created_at) VALUES ($1, $2, {now})",
-                    )
-                    .bind(kid)
-                    .bind(hex(&crate::random_bytes::<32>()))
-                    .execute(db.pool())
-                    .await;
-                if let Err(e) = insert {
+                if let Err(e) = keyring::insert_key(&db, kek).await {
                     // Another replica may have created its key at the same moment: fine.
                     tracing::debug!(error = %e, "signing key insert");
                 }
-                load_keyring(&db)
+                keyring::load(&db, kek)
                     .await?
                     .ok_or_else(|| AuthError::Db(DbError::Sql(sqlx::Error::RowNotFound)))?
             }
@@ -426,7 +393,7 @@ impl AuthService {
         }
         tx.commit().await?;
         Ok(Session {
-            access_token: self.issue_access(&account, authz_version, family),
+            access_token: self.issue_access(&account, authz_version, family).await,
             access_expires_in: self.config.access_ttl,
             refresh_token,
             refresh_expires_in: self.config.refresh_ttl,
@@ -434,7 +401,8 @@ impl AuthService {
         })
     }
 
-    fn issue_access(&self, account: &Account, authz_version: i64, session: &str) -> String {
+    async fn issue_access(&self, account: &Account, authz_version: i64, session: &str) -> String {
+        self.reload_keys(Reload::IfStale).await;
         let now = unix_now();
         let claims = Claims {
             iss: self.config.issuer.clone(),
@@ -696,35 +664,90 @@ impl AuthService {
         Ok(())
     }
 
-    /// The verifying keys, reloaded from the database (at most every few seconds) when a
-    /// token names a key this process has not seen: another replica may have created it.
-    async fn verifying_keys(&self, kid: Option<&str>) -> HashMap<String, VerifyingKey> {
-        let known = {
-            let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
-            if kid.is_none_or(|kid| keys.verifying.contains_key(kid)) {
-                return keys.verifying.clone();
+    /// Rotates the signing keys: a new key signs from now on (in this process at once, in the
+    /// others at their next reload); the current ones verify until the tokens they signed
+    /// have expired (access lifetime plus the overlap margin), then are dropped.
+    pub async fn rotate_signing_key(&self) -> Result<Rotation, AuthError> {
+        let rotation = keyring::rotate(
+            &self.db,
+            self.config.key_encryption.as_ref(),
+            self.config.access_ttl + self.config.key_overlap_margin,
+        )
+        .await?;
+        self.reload_keys(Reload::Now).await;
+        Ok(rotation)
+    }
+
+    /// Reloads the keyring when `reason` says it is due: another process may have rotated.
+    async fn reload_keys(&self, reason: Reload) {
+        /// Unknown key ids reload at most this often: a flood of forged ids costs a few
+        /// queries a second, and a real one waits at most this long.
+        const UNKNOWN_KID_SPACING: Duration = Duration::from_millis(200);
+        if let Reload::UnknownKid = reason {
+            let age = self
+                .last_reload
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .elapsed();
+            if let Some(wait) = UNKNOWN_KID_SPACING.checked_sub(age) {
+                tokio::time::sleep(wait).await;
             }
-            keys.verifying.clone()
-        };
+        }
         let due = {
             let mut last = self.last_reload.lock().unwrap_or_else(|e| e.into_inner());
-            let due = last.elapsed() > Duration::from_secs(5);
+            let age = last.elapsed();
+            // A reload that started after the token arrived holds its key too.
+            let due = match reason {
+                Reload::Now => true,
+                Reload::IfStale => age > keyring::RELOAD_EVERY,
+                Reload::UnknownKid => age >= UNKNOWN_KID_SPACING,
+            };
             if due {
                 *last = Instant::now();
             }
             due
         };
-        if due {
-            if let Ok(Some(keyring)) = load_keyring(&self.db).await {
-                let verifying = keyring.verifying.clone();
-                let mut keys = self.keys.write().unwrap_or_else(|e| e.into_inner());
-                keys.verifying = keyring.verifying;
-                keys.jwks = keyring.jwks;
-                return verifying;
-            }
+        if !due {
+            return;
         }
-        known
+        match keyring::load(&self.db, self.config.key_encryption.as_ref()).await {
+            Ok(Some(keyring)) => {
+                *self.keys.write().unwrap_or_else(|e| e.into_inner()) = keyring;
+            }
+            Ok(None) => tracing::warn!("no signing key in the database; keeping the loaded ones"),
+            Err(e) => tracing::warn!(error = %e, "reloading the signing keys"),
+        }
     }
+
+    /// The verifying keys, reloaded first when due.
+    async fn verifying_keys(&self, kid: Option<&str>) -> HashMap<String, VerifyingKey> {
+        let unknown = {
+            let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
+            kid.is_some_and(|kid| !keys.verifying.contains_key(kid))
+        };
+        let reason = if unknown {
+            Reload::UnknownKid
+        } else {
+            Reload::IfStale
+        };
+        self.reload_keys(reason).await;
+        self.keys
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .verifying
+            .clone()
+    }
+}
+
+/// Why the keyring might be reloaded.
+#[derive(Debug, Clone, Copy)]
+enum Reload {
+    /// A rotation happened here.
+    Now,
+    /// Held longer than [`keyring::RELOAD_EVERY`].
+    IfStale,
+    /// A token names a key this process does not hold.
+    UnknownKid,
 }
 
 fn kid_of(token: &str) -> Option<String> {
@@ -759,7 +782,7 @@ impl TokenVerifier for AuthService {
             )
             .bind(user.0)
             .bind(claims.sid.clone().unwrap_or_default())
-            .fetch_optional(self.db.pool())
+            .fetch_optional(self.db.readers())
             .await
             .map_err(|e| TokenRejection::Unavailable(e.to_string()))?
             .ok_or(TokenRejection::Revoked)?;

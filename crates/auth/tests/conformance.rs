@@ -253,6 +253,107 @@ async fn every_account_change_records_its_event(db: Db) {
     );
 }
 
+/// A rotation: the new key signs at once, the old one still verifies the tokens it signed
+/// until the overlap ends, then they are refused; another process picks the rotation up.
+async fn a_rotated_key_verifies_until_its_tokens_expire(db: Db) {
+    let config = AuthConfig {
+        // Whole seconds (a token's `exp`): at least a second left after the issuing one.
+        access_ttl: Duration::from_secs(2),
+        key_overlap_margin: Duration::from_millis(500),
+        ..cheap()
+    };
+    let auth = AuthService::open(db.clone(), config.clone()).await.unwrap();
+    let other = AuthService::open(db.clone(), config).await.unwrap();
+    auth.register("erin", "correct horse", Role::User)
+        .await
+        .unwrap();
+    let before = auth.login("erin", "correct horse").await.unwrap();
+    let rotation = auth.rotate_signing_key().await.unwrap();
+    assert_eq!(rotation.retiring.len(), 1, "{rotation:?}");
+    let after = auth.login("erin", "correct horse").await.unwrap();
+    let kid = |token: &str| {
+        use base64::Engine;
+        let header = token.split('.').next().unwrap();
+        let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(header)
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&header).unwrap()["kid"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(kid(&after.access_token), rotation.new_kid);
+    assert_eq!(kid(&before.access_token), rotation.retiring[0]);
+    assert_eq!(auth.jwks()["keys"].as_array().unwrap().len(), 2);
+    // Both verify, here and in the process that did not rotate (it loads the new key when a
+    // token names it).
+    for service in [&auth, &other] {
+        for token in [&before.access_token, &after.access_token] {
+            let verified = service.verify_access(token).await;
+            assert!(verified.is_ok(), "{verified:?}");
+        }
+    }
+    // Past the overlap (access lifetime + margin) the old key is gone.
+    tokio::time::sleep(Duration::from_millis(2700)).await;
+    let again = auth.rotate_signing_key().await.unwrap();
+    assert_eq!(again.removed, 1, "{again:?}");
+    let reopened = AuthService::open(db, cheap()).await.unwrap();
+    let kids: Vec<String> = reopened.jwks()["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kid"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kids.len(), 2, "{kids:?}");
+    assert!(!kids.contains(&rotation.retiring[0]), "{kids:?}");
+    assert!(kids.contains(&again.new_kid) && kids.contains(&rotation.new_kid));
+}
+
+/// With a key-encryption key the signing keys are stored sealed (clear ones are sealed on
+/// open); without it, or with another, the owner refuses to open; tokens survive sealing.
+async fn signing_keys_are_sealed_at_rest(db: Db) {
+    let clear = AuthService::open(db.clone(), cheap()).await.unwrap();
+    clear
+        .register("frank", "correct horse", Role::User)
+        .await
+        .unwrap();
+    let session = clear.login("frank", "correct horse").await.unwrap();
+    let kek = auth::KeyEncryptionKey::from_hex(&"5a".repeat(32)).unwrap();
+    let sealed_config = AuthConfig {
+        key_encryption: Some(kek),
+        ..cheap()
+    };
+    let sealed = AuthService::open(db.clone(), sealed_config.clone())
+        .await
+        .unwrap();
+    assert!(sealed.verify_access(&session.access_token).await.is_ok());
+    sealed.rotate_signing_key().await.unwrap();
+    let rows = db
+        .query("SELECT secret_hex FROM signing_keys")
+        .fetch_all(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        let stored: String = platform::db::Row::try_get(&row, 0).unwrap();
+        assert!(stored.starts_with("sealed:v1:"), "{stored}");
+    }
+    assert!(matches!(
+        AuthService::open(db.clone(), cheap()).await,
+        Err(AuthError::Keys(auth::KeyError::Sealed))
+    ));
+    let wrong = AuthConfig {
+        key_encryption: Some(auth::KeyEncryptionKey::from_hex(&"a5".repeat(32)).unwrap()),
+        ..cheap()
+    };
+    assert!(matches!(
+        AuthService::open(db.clone(), wrong).await,
+        Err(AuthError::Keys(auth::KeyError::WrongKey(_)))
+    ));
+    let reopened = AuthService::open(db, sealed_config).await.unwrap();
+    assert!(reopened.verify_access(&session.access_token).await.is_ok());
+}
+
 macro_rules! conformance {
     ($($behaviour:ident),* $(,)?) => {
         mod on_sqlite {
@@ -270,4 +371,6 @@ conformance!(
     keys_survive_a_restart,
     unknown_users_cost_as_much_as_wrong_passwords,
     every_account_change_records_its_event,
+    a_rotated_key_verifies_until_its_tokens_expire,
+    signing_keys_are_sealed_at_rest,
 );

@@ -57,13 +57,30 @@ pub struct RestoreArgs {
 /// Which shape's data: a data directory, or a PostgreSQL database.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
-pub struct Source {
+pub(super) struct Source {
     /// The embedded shape's data directory (as given to `up`).
     #[arg(long, env = "ULTICODE_DATA_DIR")]
     data_dir: Option<PathBuf>,
     /// The distributed shape's PostgreSQL, as given to `serve` (allowed to create roles).
     #[arg(long)]
     database_url: Option<String>,
+}
+
+impl Source {
+    /// One owner's database in this shape (on PostgreSQL through the given, privileged URL,
+    /// in the owner's schema).
+    pub(super) async fn owner(&self, owner: &str) -> anyhow::Result<Db> {
+        match (&self.data_dir, &self.database_url) {
+            (Some(dir), _) => {
+                if !dir.join(format!("{owner}.db")).exists() {
+                    bail!("{} holds no {owner} database", dir.display());
+                }
+                Ok(Db::sqlite_owner(dir, owner).await?)
+            }
+            (None, Some(url)) => Ok(Db::connect(url, Some(owner), 1).await?),
+            (None, None) => bail!("give --data-dir or --database-url"),
+        }
+    }
 }
 
 /// What a backup holds; `manifest.json`.

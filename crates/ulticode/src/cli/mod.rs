@@ -31,6 +31,7 @@ mod contract;
 mod data_dir;
 mod judge0_edge;
 mod judge_cmd;
+mod keys;
 mod modules;
 mod runner;
 mod sandbox_cmd;
@@ -91,6 +92,9 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Restore a backup into a new data directory or an empty database.
     Restore(backup::RestoreArgs),
+    /// Rotate or list the token-signing keys.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
     /// Import and export CLICS contest packages (through a running UltiCode's API).
     #[command(subcommand)]
     Contest(contest_cmd::ContestCommand),
@@ -117,6 +121,7 @@ impl Cli {
             Command::Contest(cmd) => cmd.run(),
             Command::Backup(args) => backup::backup(args),
             Command::Restore(args) => backup::restore(args),
+            Command::Keys(command) => command.run(),
         }
     }
 }

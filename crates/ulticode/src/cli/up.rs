@@ -58,6 +58,8 @@ pub struct UpArgs {
     mail: MailArgs,
     #[command(flatten)]
     judge0: Judge0Args,
+    #[command(flatten)]
+    keys: super::keys::KeyEncryptionArgs,
 }
 
 #[derive(Debug, Args)]
@@ -106,6 +108,8 @@ pub struct ServeArgs {
     modules: Vec<Module>,
     #[command(flatten)]
     judge0: Judge0Args,
+    #[command(flatten)]
+    keys: super::keys::KeyEncryptionArgs,
 }
 
 /// Opens the owners on their databases and bootstraps the admin account.
@@ -145,6 +149,8 @@ struct ShapeSettings {
     judge0: Judge0Args,
     /// The submission backlog's bound.
     max_unjudged: i64,
+    /// The Auth owner's configuration (the key sealing its signing keys).
+    auth: AuthConfig,
 }
 
 /// Where the search index lives.
@@ -177,6 +183,7 @@ async fn open_owners(
         search,
         judge0,
         max_unjudged,
+        auth: auth_config,
     } = shape;
     let code_runner: Arc<dyn contracts::execution::CodeRunner> = match judge0.external_runner()? {
         Some(external) => external,
@@ -195,7 +202,7 @@ async fn open_owners(
     };
 
     let metrics = Metrics::new();
-    let auth = AuthService::open(dbs.auth, AuthConfig::default())
+    let auth = AuthService::open(dbs.auth, auth_config)
         .await
         .context("open the auth owner")?;
     let (account, admin_password) = auth
@@ -609,6 +616,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 public_url: format!("http://{}", listener.local_addr()?),
                 search: SearchAt::Here(dir.join("search")),
                 judge0: args.judge0.clone(),
+                auth: args.keys.auth_config()?,
                 max_unjudged: args.max_unjudged,
             },
         )
@@ -761,6 +769,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     })),
                 },
                 judge0: args.judge0.clone(),
+                auth: args.keys.auth_config()?,
                 max_unjudged: args.max_unjudged,
             },
         )

@@ -1,28 +1,13 @@
 //! Backups: `ulticode backup` while the service runs, `ulticode restore` into a new data
 //! directory (or database), and every account, problem, submission and verdict is there.
 
-use std::process::Command;
-
 use platform::db::Row;
 use platform::Db;
 use reqwest::StatusCode;
 
-use crate::harness::{source, spawn_distributed, spawn_up, spawn_up_in, Api, Session};
-
-/// Runs `ulticode` with `args`: whether it succeeded, and what it printed.
-fn ulticode(args: &[&str]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_ulticode"))
-        .args(args)
-        .env("ULTICODE_LOG", "warn")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
+use crate::harness::{
+    run_ulticode as ulticode, source, spawn_distributed, spawn_up, spawn_up_in, Api, Session,
+};
 
 /// An accepted and a wrong submission of `user`, judged.
 async fn judged_pair(api: &Api, user: &Session) -> (i64, i64) {

@@ -188,6 +188,17 @@ fn start(mut command: Command) -> (Child, Announced) {
     }
 }
 
+/// Runs `ulticode` with `args` to its end: whether it succeeded, and what it printed.
+pub fn run_ulticode(args: &[&str]) -> (bool, String) {
+    let output = ulticode().args(args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
 fn ulticode() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ulticode"));
     command.env("ULTICODE_LOG", "warn");

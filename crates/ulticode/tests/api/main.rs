@@ -13,6 +13,7 @@ mod functions;
 mod hardening;
 mod harness;
 mod judge0;
+mod keys;
 mod notifications;
 mod openapi;
 mod packages;
