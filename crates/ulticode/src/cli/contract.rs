@@ -115,15 +115,19 @@ fn event_stream_schema(response: &mut Value) {
     });
 }
 
+/// The media types of an operation's request body.
+fn body_content(operation: &mut Map<String, Value>) -> Option<&mut Map<String, Value>> {
+    operation
+        .get_mut("requestBody")?
+        .get_mut("content")?
+        .as_object_mut()
+}
+
 /// An archive upload is read as bytes whatever its declared type: `application/zip` is what
 /// clients send, `application/octet-stream` as good. On the wire it is the archive's bytes,
 /// not the array of integers the handler's `Vec<u8>` would suggest.
 fn any_archive_type(operation: &mut Map<String, Value>) {
-    let Some(content) = operation
-        .get_mut("requestBody")
-        .and_then(|b| b.get_mut("content"))
-        .and_then(Value::as_object_mut)
-    else {
+    let Some(content) = body_content(operation) else {
         return;
     };
     if let Some(zip) = content.get_mut("application/zip") {
@@ -143,11 +147,7 @@ fn any_archive_type(operation: &mut Map<String, Value>) {
 const REQUEST_EXAMPLES: &str = include_str!("request_examples.json");
 
 fn request_example(examples: &Map<String, Value>, key: &str, operation: &mut Map<String, Value>) {
-    let Some(content) = operation
-        .get_mut("requestBody")
-        .and_then(|b| b.get_mut("content"))
-        .and_then(Value::as_object_mut)
-    else {
+    let Some(content) = body_content(operation) else {
         return;
     };
     let Some(example) = examples.get(key) else {
