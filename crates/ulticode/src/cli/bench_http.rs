@@ -28,7 +28,7 @@ pub struct HttpArgs {
     /// submission's status.
     #[arg(long, default_value_t = 5000)]
     read_rate: u32,
-    /// Submissions per second (each judged in the sandbox).
+    /// Submissions per second (each judged in the sandbox); 0 for reads only.
     #[arg(long, default_value_t = 20)]
     submit_rate: u32,
     /// SSE subscribers held on notification streams for the whole run.
@@ -340,7 +340,8 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
             "GET /api/v1/submissions/{id}",
         ];
         let read_period = Duration::from_secs_f64(1.0 / f64::from(args.read_rate.max(1)));
-        let submit_period = Duration::from_secs_f64(1.0 / f64::from(args.submit_rate.max(1)));
+        let submit_rate = args.submit_rate;
+        let submit_period = Duration::from_secs_f64(1.0 / f64::from(submit_rate.max(1)));
         let start = tokio::time::Instant::now();
         let end = start + Duration::from_secs(args.seconds);
         let users = Arc::new(users);
@@ -367,7 +368,7 @@ pub fn run(args: HttpArgs) -> anyhow::Result<ExitCode> {
                 let mut i: u32 = 0;
                 loop {
                     let at = start + submit_period * i;
-                    if at >= end {
+                    if at >= end || submit_rate == 0 {
                         break;
                     }
                     tokio::time::sleep_until(at).await;
