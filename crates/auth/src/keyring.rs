@@ -15,7 +15,7 @@ use std::time::Duration;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use ed25519_dalek::VerifyingKey;
-use platform::db::Row;
+use platform::db::{Any, Row, Transaction};
 use platform::{Db, DbError};
 
 use crate::tokens::Key;
@@ -160,12 +160,23 @@ pub(crate) async fn insert_key(
     db: &Db,
     kek: Option<&KeyEncryptionKey>,
 ) -> Result<String, KeyError> {
+    let mut tx = db.begin().await?;
+    let kid = insert_key_in(db, &mut tx, kek).await?;
+    tx.commit().await?;
+    Ok(kid)
+}
+
+async fn insert_key_in(
+    db: &Db,
+    tx: &mut Transaction<'static, Any>,
+    kek: Option<&KeyEncryptionKey>,
+) -> Result<String, KeyError> {
     let kid = hex(&crate::random_bytes::<8>());
     let secret = crate::random_bytes::<32>();
     db.query("INSERT INTO signing_keys (kid, secret_hex, created_at) VALUES ($1, $2, {now})")
         .bind(kid.clone())
         .bind(stored_secret(&kid, &secret, kek))
-        .execute(db.pool())
+        .execute(&mut **tx)
         .await?;
     Ok(kid)
 }
@@ -221,26 +232,29 @@ pub(crate) async fn rotate(
     kek: Option<&KeyEncryptionKey>,
     overlap: Duration,
 ) -> Result<Rotation, KeyError> {
+    // One transaction: a crash never leaves every key retiring and none signing.
+    let mut tx = db.begin().await?;
     let removed = db
         .query("DELETE FROM signing_keys WHERE retire_at IS NOT NULL AND retire_at <= {now}")
-        .execute(db.pool())
+        .execute(&mut *tx)
         .await?
         .rows_affected();
     let retire_at_ms: i64 = db
         .query("SELECT {now} + $1")
         .bind(overlap.as_millis() as i64)
-        .fetch_one(db.pool())
+        .fetch_one(&mut *tx)
         .await?
         .try_get(0)?;
     let retiring: Vec<String> = db
         .query("UPDATE signing_keys SET retire_at = $1 WHERE retire_at IS NULL RETURNING kid")
         .bind(retire_at_ms)
-        .fetch_all(db.pool())
+        .fetch_all(&mut *tx)
         .await?
         .iter()
         .map(|row| row.try_get(0))
         .collect::<Result<_, _>>()?;
-    let new_kid = insert_key(db, kek).await?;
+    let new_kid = insert_key_in(db, &mut tx, kek).await?;
+    tx.commit().await?;
     Ok(Rotation {
         new_kid,
         retiring,
