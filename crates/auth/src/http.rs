@@ -7,9 +7,11 @@ use axum::Json;
 use contracts::admin::Account;
 use platform::http::{
     cookie, secret_eq, ApiError, ApiJson, Authenticated, ClientIp, OptionalJson, ProblemDetails,
-    RateLimit, ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER, REFRESH_COOKIE,
+    ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER, REFRESH_COOKIE,
 };
+use platform::rate::{RateLimit, RateStore};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -17,7 +19,8 @@ use utoipa_axum::routes;
 use crate::guard::{self, LoginGuard};
 use crate::service::{normalize_username, AuthError, AuthService, Session};
 
-/// Per-process rate limits of the auth routes.
+/// Rate limits of the auth routes (shared by replicas when given a shared store; the failed-login
+/// back-off stays per process).
 #[derive(Clone)]
 pub struct AuthLimits {
     /// Login attempts per client address (and password changes per account).
@@ -33,10 +36,22 @@ pub struct AuthLimits {
 impl Default for AuthLimits {
     fn default() -> Self {
         Self {
-            login: RateLimit::new(10, 10.0 / 60.0),
-            register: RateLimit::new(5, 5.0 / 3600.0),
-            mail: RateLimit::new(5, 5.0 / 3600.0),
+            login: RateLimit::new("login", 10, 10.0 / 60.0),
+            register: RateLimit::new("register", 5, 5.0 / 3600.0),
+            mail: RateLimit::new("mail", 5, 5.0 / 3600.0),
             failures: LoginGuard::default(),
+        }
+    }
+}
+
+impl AuthLimits {
+    /// The same limits with their buckets in `store`.
+    pub fn in_store(self, store: Option<Arc<dyn RateStore>>) -> Self {
+        Self {
+            login: self.login.in_store(store.clone()),
+            register: self.register.in_store(store.clone()),
+            mail: self.mail.in_store(store),
+            failures: self.failures,
         }
     }
 }
@@ -206,7 +221,11 @@ async fn register(
     ClientIp(ip): ClientIp,
     ApiJson(body): ApiJson<Credentials>,
 ) -> Result<(StatusCode, Json<Account>), ApiError> {
-    state.limits.register.check(&format!("register:{}", ip))?;
+    state
+        .limits
+        .register
+        .check(&format!("register:{}", ip))
+        .await?;
     let account = state
         .auth
         .register(&body.username, &body.password, contracts::Role::User)
@@ -227,7 +246,11 @@ async fn login(
     ClientIp(ip): ClientIp,
     ApiJson(body): ApiJson<Credentials>,
 ) -> Result<Response, ApiError> {
-    state.limits.login.check(&format!("login-ip:{}", ip))?;
+    state
+        .limits
+        .login
+        .check(&format!("login-ip:{}", ip))
+        .await?;
     let pair = guard::pair(
         &ip,
         &normalize_username(&body.username).to_ascii_lowercase(),
@@ -389,7 +412,8 @@ async fn set_email(
         state
             .limits
             .mail
-            .check(&format!("verify-user:{}", caller.0.user_id.0))?;
+            .check(&format!("verify-user:{}", caller.0.user_id.0))
+            .await?;
     }
     state
         .auth
@@ -431,11 +455,15 @@ async fn request_reset(
     // The address's form is checked (as the document states); whether an account has it
     // is never told.
     crate::service::validate_email(&body.email)?;
-    state.limits.mail.check(&format!("reset-ip:{ip}"))?;
-    state.limits.mail.check(&format!(
-        "reset-address:{}",
-        body.email.trim().to_lowercase()
-    ))?;
+    state.limits.mail.check(&format!("reset-ip:{ip}")).await?;
+    state
+        .limits
+        .mail
+        .check(&format!(
+            "reset-address:{}",
+            body.email.trim().to_lowercase()
+        ))
+        .await?;
     state.auth.request_password_reset(&body.email).await?;
     Ok(StatusCode::ACCEPTED)
 }
@@ -498,7 +526,8 @@ async fn change_password(
     state
         .limits
         .login
-        .check(&format!("login-user:{}", caller.0.username))?;
+        .check(&format!("login-user:{}", caller.0.username))
+        .await?;
     state
         .auth
         .change_password(caller.0.user_id, &body.current_password, &body.new_password)

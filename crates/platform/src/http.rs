@@ -1,12 +1,11 @@
 //! The HTTP edge every owner shares: problem-details errors, JSON bodies whose rejections are
 //! problem details too, the caller's identity (bearer token or cookie + CSRF check), service
-//! tokens for internal routes, and rate limits. Mechanisms only: which permission a route
+//! tokens for internal routes. Rate limits are in [`crate::rate`]. Mechanisms only: which permission a route
 //! needs is the owner's decision.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
@@ -605,52 +604,6 @@ impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for OptionalJ
     }
 }
 
-/// A keyed token bucket: `burst` requests at once, refilled at `per_second`. State is per
-/// process (each replica limits on its own), which bounds abuse without a shared store.
-#[derive(Clone)]
-pub struct RateLimit {
-    burst: f64,
-    per_second: f64,
-    buckets: Arc<Mutex<HashMap<String, (f64, Instant)>>>,
-}
-
-impl RateLimit {
-    pub fn new(burst: u32, per_second: f64) -> Self {
-        Self {
-            burst: f64::from(burst.max(1)),
-            per_second: per_second.max(f64::MIN_POSITIVE),
-            buckets: Arc::default(),
-        }
-    }
-
-    /// Takes one token for `key`, or says how long until one is available.
-    pub fn check(&self, key: &str) -> Result<(), ApiError> {
-        self.check_at(key, Instant::now())
-    }
-
-    fn check_at(&self, key: &str, now: Instant) -> Result<(), ApiError> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        if buckets.len() > 100_000 {
-            // Forget full buckets so the map stays bounded under many distinct keys.
-            let (burst, rate) = (self.burst, self.per_second);
-            buckets.retain(|_, (tokens, at)| {
-                *tokens + now.duration_since(*at).as_secs_f64() * rate < burst
-            });
-        }
-        let (tokens, at) = buckets.entry(key.to_string()).or_insert((self.burst, now));
-        *tokens =
-            (*tokens + now.duration_since(*at).as_secs_f64() * self.per_second).min(self.burst);
-        *at = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            Ok(())
-        } else {
-            let wait = (1.0 - *tokens) / self.per_second;
-            Err(ApiError::rate_limited(Duration::from_secs_f64(wait)))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
 
@@ -718,22 +671,6 @@ mod tests {
         assert_eq!(body["type"], "https://ulticode.dev/problems/rate-limited");
         assert_eq!(body["status"], 429);
         assert_eq!(body["title"], "Too Many Requests");
-    }
-
-    #[test]
-    fn the_bucket_allows_a_burst_then_refills() {
-        let limit = RateLimit::new(3, 1.0);
-        let t0 = Instant::now();
-        for _ in 0..3 {
-            limit.check_at("ip", t0).unwrap();
-        }
-        let refused = limit.check_at("ip", t0).unwrap_err();
-        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
-        assert!(refused.retry_after.unwrap() <= Duration::from_secs(1));
-        limit.check_at("other", t0).unwrap();
-        limit
-            .check_at("ip", t0 + Duration::from_millis(1001))
-            .unwrap();
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod http;
 pub mod leases;
 pub mod lifecycle;
 pub mod metrics;
+pub mod rate;
 pub mod testing;
 
 pub use db::{Backend, Db, DbError, Migration};

@@ -56,19 +56,20 @@ impl Shutdown {
     }
 }
 
-/// What live views (event streams) wait for between two reads: a change of `key` announced
-/// by this process, at most `period` (for changes other processes made), or shutdown. A
+/// What live views (event streams) wait for between two reads: an announced change that
+/// `concerns` them, at most `period` (for changes not announced), or shutdown. A
 /// receiver that lagged counts as a change; a closed channel leaves only the period.
-pub async fn wait_for_change<K: PartialEq + Clone>(
+/// Says whether a change ended the wait.
+pub async fn wait_for_change<K: Clone>(
     changes: &mut tokio::sync::broadcast::Receiver<K>,
-    key: &K,
+    concerns: impl Fn(&K) -> bool,
     period: Duration,
     closing: &Shutdown,
-) {
+) -> bool {
     let changed = async {
         loop {
             match changes.recv().await {
-                Ok(changed) if changed == *key => return,
+                Ok(changed) if concerns(&changed) => return,
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => {
                     std::future::pending::<()>().await
@@ -77,13 +78,14 @@ pub async fn wait_for_change<K: PartialEq + Clone>(
             }
         }
     };
-    let _ = tokio::time::timeout(period, async {
+    tokio::time::timeout(period, async {
         tokio::select! {
-            () = closing.triggered() => {}
-            () = changed => {}
+            () = closing.triggered() => false,
+            () = changed => true,
         }
     })
-    .await;
+    .await
+    .unwrap_or(false)
 }
 
 /// Waits for `task` up to `grace`; reports whether it finished in time.

@@ -11,8 +11,12 @@
 //!
 //! Adapters: [`RedisQueue`] (distributed shape) and [`SqlQueue`] (embedded shape, or
 //! PostgreSQL without Redis). The conformance suite in `tests/` runs against all of them.
+//!
+//! Beside it, [`RedisRates`]: the rate-limit buckets every API replica shares (Redis is here
+//! already; the port, `platform::rate::RateStore`, is the platform's).
 
 pub mod events;
+mod redis_rates;
 mod redis_streams;
 mod sql;
 
@@ -20,6 +24,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+pub use redis_rates::RedisRates;
 pub use redis_streams::RedisQueue;
 pub use sql::SqlQueue;
 

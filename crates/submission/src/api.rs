@@ -19,8 +19,9 @@ use contracts::{
 use futures::Stream;
 use platform::http::{
     idempotency_key, presented_access_token, ApiError, ApiJson, ApiPath, ApiQuery, Authenticated,
-    ProblemDetails, RateLimit, Verifier,
+    ProblemDetails, Verifier,
 };
+use platform::rate::RateLimit;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -53,11 +54,17 @@ impl SubmissionApiConfig {
         Self {
             languages: Arc::new(languages),
             max_source_bytes: 64 * 1024,
-            submit_limit: RateLimit::new(20, 1.0),
+            submit_limit: RateLimit::new("submit", 20, 1.0),
             max_streams_per_user: 16,
             max_unjudged: 10_000,
             closing: platform::Shutdown::new(),
         }
+    }
+
+    /// The same configuration with its limits' buckets in `store` (`None`: this process's).
+    pub fn with_rates(mut self, store: Option<Arc<dyn platform::rate::RateStore>>) -> Self {
+        self.submit_limit = self.submit_limit.in_store(store);
+        self
     }
 }
 
@@ -502,7 +509,8 @@ async fn submit(
     state
         .config
         .submit_limit
-        .check(&format!("submit:{}", principal.user_id))?;
+        .check(&principal.user_id.to_string())
+        .await?;
     state.check_backlog().await?;
     check_code(
         &state.config.languages,
@@ -720,8 +728,8 @@ impl Credential {
     }
 }
 
-/// Status changes of one submission until it is done. Woken by this process's changes, and
-/// re-read every second for changes made by other processes.
+/// Status changes of one submission until it is done. Woken by announced changes (every
+/// process's on PostgreSQL), re-read anyway after the feed's recheck period.
 fn live_status(
     store: SubmissionStore,
     id: SubmissionId,
@@ -731,8 +739,10 @@ fn live_status(
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     struct Watch {
         store: SubmissionStore,
-        changes: tokio::sync::broadcast::Receiver<SubmissionId>,
+        changes: tokio::sync::broadcast::Receiver<crate::changes::Change>,
         last: Option<LiveStatus>,
+        /// When the record was last read (`None`: it must be read now).
+        read_at: Option<tokio::time::Instant>,
         finished: bool,
         credential: Credential,
         closing: platform::Shutdown,
@@ -743,6 +753,7 @@ fn live_status(
         changes: store.changes(),
         store,
         last: None,
+        read_at: None,
         finished: false,
         credential,
         _slot: slot,
@@ -755,32 +766,41 @@ fn live_status(
             if watch.closing.is_triggered() || !watch.credential.still_valid().await {
                 return None;
             }
-            let record = match watch.store.get(id).await {
-                Ok(Some(record)) => record,
-                Ok(None) => return None,
-                Err(e) => {
-                    tracing::warn!(error = %e, "live status read failed");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
+            let recheck = watch.store.recheck_period();
+            if watch.read_at.is_none_or(|at| at.elapsed() >= recheck) {
+                watch.read_at = Some(tokio::time::Instant::now());
+                let record = match watch.store.get(id).await {
+                    Ok(Some(record)) => record,
+                    Ok(None) => return None,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "live status read failed");
+                        watch.read_at = None;
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                };
+                let status = LiveStatus::of(&record);
+                if watch.last.as_ref() != Some(&status) {
+                    watch.finished = status.state == "done";
+                    let event = Event::default()
+                        .event(status.state.clone())
+                        .json_data(&status)
+                        .unwrap_or_default();
+                    watch.last = Some(status);
+                    return Some((Ok(event), watch));
                 }
-            };
-            let status = LiveStatus::of(&record);
-            if watch.last.as_ref() != Some(&status) {
-                watch.finished = status.state == "done";
-                let event = Event::default()
-                    .event(status.state.clone())
-                    .json_data(&status)
-                    .unwrap_or_default();
-                watch.last = Some(status);
-                return Some((Ok(event), watch));
             }
-            platform::lifecycle::wait_for_change(
+            // Woken by a change (read at once), or at the next credential check.
+            if platform::lifecycle::wait_for_change(
                 &mut watch.changes,
-                &id,
-                Duration::from_secs(1),
+                |change| change.concerns(id),
+                REVERIFY_EVERY.min(recheck),
                 &watch.closing,
             )
-            .await;
+            .await
+            {
+                watch.read_at = None;
+            }
         }
     })
 }

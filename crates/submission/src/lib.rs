@@ -5,6 +5,7 @@
 
 mod admin_port;
 pub mod api;
+pub mod changes;
 pub mod dispatcher;
 pub mod executions;
 pub mod maintenance;

@@ -21,9 +21,8 @@ use contracts::execution::{
 };
 use contracts::{Permission, PortError, Principal, ProblemFacts, UserId};
 use platform::db::{AnyRow, Row};
-use platform::http::{
-    idempotency_key, ApiError, ApiJson, ApiPath, Authenticated, ProblemDetails, RateLimit,
-};
+use platform::http::{idempotency_key, ApiError, ApiJson, ApiPath, Authenticated, ProblemDetails};
+use platform::rate::RateLimit;
 use platform::{Db, DbError, Shutdown};
 use serde::Serialize;
 use tokio::sync::Semaphore;
@@ -78,7 +77,7 @@ impl RunsConfig {
             max_stdin_bytes: 256 * 1024,
             concurrency: 2,
             concurrency_per_user: 1,
-            rate_limit: RateLimit::new(20, 1.0),
+            rate_limit: RateLimit::new("run", 20, 1.0),
             languages: Arc::new(languages),
         }
     }
@@ -543,11 +542,12 @@ fn request_key(headers: &HeaderMap, request: &RunRequest) -> Result<String, ApiE
     Ok(key)
 }
 
-fn caller_may_run(caller: &Authenticated, runs: &Runs) -> Result<Principal, ApiError> {
+async fn caller_may_run(caller: &Authenticated, runs: &Runs) -> Result<Principal, ApiError> {
     let principal = caller.require(Permission::RunCode)?.clone();
     runs.config
         .rate_limit
-        .check(&format!("run:{}", principal.user_id))?;
+        .check(&principal.user_id.to_string())
+        .await?;
     Ok(principal)
 }
 
@@ -571,7 +571,7 @@ async fn preview(
     headers: HeaderMap,
     ApiJson(request): ApiJson<RunRequest>,
 ) -> Result<Json<RunView>, ApiError> {
-    let principal = caller_may_run(&caller, &runs)?;
+    let principal = caller_may_run(&caller, &runs).await?;
     let key = request_key(&headers, &request)?;
     let job = runs
         .job(&principal, request, runs.config.preview_limits)
@@ -609,7 +609,7 @@ async fn submit_run(
     headers: HeaderMap,
     ApiJson(request): ApiJson<RunRequest>,
 ) -> Result<Response, ApiError> {
-    let principal = caller_may_run(&caller, &runs)?;
+    let principal = caller_may_run(&caller, &runs).await?;
     let key = request_key(&headers, &request)?;
     let job = runs
         .job(&principal, request, runs.config.run_limits)

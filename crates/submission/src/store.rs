@@ -16,6 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::changes::{Change, ChangeFeed};
 use contracts::contest::{JudgedPayload, RunBrief, SubmittedPayload};
 use contracts::events::types;
 use contracts::{
@@ -200,8 +201,8 @@ pub struct SubmissionStore {
     /// Wakes an in-process dispatcher when an outbox row is written (SQLite); PostgreSQL
     /// dispatchers are woken by `NOTIFY judge_outbox` in the same transaction.
     outbox_written: Arc<Notify>,
-    /// Announces submissions whose state or progress this process changed (live status).
-    changed: tokio::sync::broadcast::Sender<SubmissionId>,
+    /// Announces submissions whose state or progress changed (live status).
+    changes: ChangeFeed,
 }
 
 /// The channel PostgreSQL dispatchers listen on.
@@ -230,21 +231,25 @@ impl SubmissionStore {
         db.migrate(crate::schema::MIGRATIONS).await?;
         Ok(Self {
             events: Outbox::new(db.clone(), "submission"),
+            changes: ChangeFeed::open(db.clone()),
             db,
             config,
             outbox_written: Arc::new(Notify::new()),
-            changed: tokio::sync::broadcast::channel(1024).0,
         })
     }
 
-    /// Submissions changed by this process from now on. Other processes' changes are not
-    /// announced here: watchers also re-read on a timer.
-    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<SubmissionId> {
-        self.changed.subscribe()
+    /// Submissions changed from now on, by this process and (on PostgreSQL) every other.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Change> {
+        self.changes.subscribe()
     }
 
-    fn announce_change(&self, id: SubmissionId) {
-        let _ = self.changed.send(id);
+    /// How long a watcher waits for a change before re-reading anyway.
+    pub fn recheck_period(&self) -> Duration {
+        self.changes.recheck_period()
+    }
+
+    async fn announce_change(&self, id: SubmissionId) {
+        self.changes.announce(id).await;
     }
 
     pub fn db(&self) -> &Db {
@@ -611,7 +616,7 @@ impl SubmissionStore {
             .fetch_optional(self.db.pool())
             .await?;
         if let Some(row) = row {
-            self.announce_change(id);
+            self.announce_change(id).await;
             let facts: String = row.try_get(2)?;
             return Ok(Acquired::Job(Box::new(JudgeJob {
                 submission_id: id,
@@ -723,7 +728,7 @@ impl SubmissionStore {
         )
         .await?;
         tx.commit().await?;
-        self.announce_change(id);
+        self.announce_change(id).await;
         Ok(true)
     }
 
@@ -747,7 +752,7 @@ impl SubmissionStore {
             .await?;
         let held = done.rows_affected() == 1;
         if held {
-            self.announce_change(id);
+            self.announce_change(id).await;
         }
         Ok(held)
     }
@@ -1097,7 +1102,7 @@ impl SubmissionStore {
         if matches!(outcome, Recovery::Redriven(_)) {
             self.outbox_written.notify_waiters();
         }
-        self.announce_change(id);
+        self.announce_change(id).await;
         Ok(outcome)
     }
 
@@ -1157,7 +1162,7 @@ impl SubmissionStore {
             .await?;
         tx.commit().await?;
         self.outbox_written.notify_waiters();
-        self.announce_change(id);
+        self.announce_change(id).await;
         Ok(Some(generation))
     }
 

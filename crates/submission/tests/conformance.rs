@@ -726,3 +726,64 @@ conformance!(
     without_a_queue_intents_are_kept_and_retried_with_backoff,
     shadow_rows_and_rows_before_the_cutover_are_not_dispatched,
 );
+
+/// Live status across replicas: a change committed through one store reaches the watchers of
+/// another store on the same database (a second API replica) by `NOTIFY`, at once.
+#[tokio::test]
+async fn on_postgres_a_change_reaches_every_replicas_watchers() {
+    use submission::changes::Change;
+    let pg = TestPostgres::new().await.unwrap();
+    let open = || async {
+        SubmissionStore::open(pg.owner("submission").await.unwrap(), config())
+            .await
+            .unwrap()
+    };
+    let (writer, watcher) = (open().await, open().await);
+    let mut changes = watcher.changes();
+    // Until its listener is connected the watcher's store says to re-read each second.
+    let connected = async {
+        while watcher.recheck_period() <= Duration::from_secs(1) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), connected)
+        .await
+        .expect("the listener connects");
+    let id = submit(&writer).await;
+    let taken = writer
+        .acquire(id, Generation(1), &attempt("a"))
+        .await
+        .unwrap();
+    assert!(matches!(taken, Acquired::Job(_)));
+    let announced = async {
+        loop {
+            match changes.recv().await.unwrap() {
+                Change::Of(changed) if changed == id => return,
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), announced)
+        .await
+        .expect("the other replica's change is announced here");
+    assert_eq!(
+        watcher.recheck_period(),
+        Duration::from_secs(30),
+        "with every change announced, watchers only re-read as a safeguard"
+    );
+}
+
+/// SQLite is one process: its announcements are complete from the start.
+#[tokio::test]
+async fn on_sqlite_changes_are_announced_in_process() {
+    use submission::changes::Change;
+    let (store, _dir) = sqlite(config()).await;
+    assert_eq!(store.recheck_period(), Duration::from_secs(30));
+    let mut changes = store.changes();
+    let id = submit(&store).await;
+    store
+        .acquire(id, Generation(1), &attempt("a"))
+        .await
+        .unwrap();
+    assert_eq!(changes.try_recv().unwrap(), Change::Of(id));
+}

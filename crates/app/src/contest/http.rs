@@ -321,7 +321,7 @@ fn board_changes(
                 }
                 platform::lifecycle::wait_for_change(
                     &mut changes,
-                    &contest,
+                    |changed| *changed == contest,
                     Duration::from_secs(1),
                     &closing,
                 )

@@ -367,7 +367,7 @@ async fn measure(args: &ContestArgs) -> anyhow::Result<ContestBench> {
     // Reads through the HTTP handlers, in process.
     let closing = platform::Shutdown::new();
     let (api, _) = app::contest::http::routes(contests.clone(), closing.clone()).split_for_parts();
-    let clics = app::contest::clics::routes(contests.clone(), Arc::new(BenchUsers), closing);
+    let clics = app::contest::clics::routes(contests.clone(), Arc::new(BenchUsers), None, closing);
     let read = |router: axum::Router, path: &'static str| async move {
         let mut ms = Vec::with_capacity(args.reads);
         for _ in 0..args.reads {

@@ -66,6 +66,8 @@ pub struct Owners {
     pub judge0_prefix: Option<String>,
     /// Unjudged submissions past which submitting answers 503.
     pub max_unjudged: i64,
+    /// The rate-limit buckets every replica shares (Redis), or `None`: each process its own.
+    pub rates: Option<Arc<dyn platform::rate::RateStore>>,
     pub queue: Arc<dyn JudgeQueue>,
     /// Every event consumer's stream.
     pub events: queue::events::EventStreams,
@@ -338,7 +340,7 @@ pub fn http_app(owners: &Owners, closing: &platform::Shutdown) -> Router {
         .merge(system)
         .merge(auth::routes(
             owners.auth.clone(),
-            AuthLimits::default(),
+            AuthLimits::default().in_store(owners.rates.clone()),
             owners.secure_cookies,
         ))
         .merge(app::routes(owners.app.clone(), token.clone()))
@@ -353,7 +355,8 @@ pub fn http_app(owners: &Owners, closing: &platform::Shutdown) -> Router {
                 closing: closing.clone(),
                 max_unjudged: owners.max_unjudged,
                 ..SubmissionApiConfig::new(language_ids.clone())
-            },
+            }
+            .with_rates(owners.rates.clone()),
         ))
         .merge(submission::port::routes(
             owners.submissions.clone(),
@@ -381,6 +384,7 @@ pub fn http_app(owners: &Owners, closing: &platform::Shutdown) -> Router {
         .merge(app::contest::clics::routes(
             owners.app.contests().clone(),
             Arc::new(owners.auth.clone()),
+            owners.rates.clone(),
             closing.clone(),
         ))
         .fallback(no_route)

@@ -65,6 +65,18 @@ impl QueueArgs {
         }
     }
 
+    /// The rate-limit buckets on Redis, shared by every replica (keys `{prefix}:rate:…`);
+    /// without Redis each process limits on its own.
+    pub async fn rate_store(&self) -> anyhow::Result<Option<Arc<dyn platform::rate::RateStore>>> {
+        let Some(redis) = &self.redis_url else {
+            return Ok(None);
+        };
+        let rates = queue::RedisRates::connect(redis, &self.queue_prefix)
+            .await
+            .context("connect the rate limits to Redis")?;
+        Ok(Some(Arc::new(rates)))
+    }
+
     /// The event consumers' streams on Redis (keys `{prefix}:events:<consumer>`).
     pub async fn open_events(&self) -> anyhow::Result<queue::events::EventStreams> {
         let redis = self

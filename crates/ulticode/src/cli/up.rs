@@ -17,6 +17,7 @@ use clap::Args;
 use contracts::{Principal, Role};
 use judge::{default_languages, Languages};
 use judge_worker::{JudgeWorker, WorkerConfig};
+use platform::rate::RateStore;
 use platform::{Db, Metrics, Shutdown};
 use queue::events::EventStreams;
 use queue::{JudgeQueue, QueueConfig, SqlQueue};
@@ -151,6 +152,8 @@ struct ShapeSettings {
     max_unjudged: i64,
     /// The Auth owner's configuration (the key sealing its signing keys).
     auth: AuthConfig,
+    /// Where rate-limit buckets live when replicas share them (else in this process).
+    rates: Option<Arc<dyn RateStore>>,
 }
 
 /// Where the search index lives.
@@ -184,6 +187,7 @@ async fn open_owners(
         judge0,
         max_unjudged,
         auth: auth_config,
+        rates,
     } = shape;
     let code_runner: Arc<dyn contracts::execution::CodeRunner> = match judge0.external_runner()? {
         Some(external) => external,
@@ -248,14 +252,12 @@ async fn open_owners(
         .collect();
     // Function problems run their harness on the package App holds.
     let _ = runner.packages.set(Arc::new(app.clone()));
-    let runs = Runs::open(
-        submissions.db().clone(),
-        code_runner.clone(),
-        RunsConfig::new(node.clone(), language_ids),
-    )
-    .await
-    .context("open the execution service")?
-    .with_problems(Arc::new(app.clone()));
+    let mut runs_config = RunsConfig::new(node.clone(), language_ids);
+    runs_config.rate_limit = runs_config.rate_limit.in_store(rates.clone());
+    let runs = Runs::open(submissions.db().clone(), code_runner.clone(), runs_config)
+        .await
+        .context("open the execution service")?
+        .with_problems(Arc::new(app.clone()));
     let executions = Executions::open(
         submissions.db().clone(),
         code_runner,
@@ -295,6 +297,7 @@ async fn open_owners(
             judge0: judge0_api,
             judge0_prefix: judge0.judge0_prefix.clone(),
             max_unjudged,
+            rates,
             queue,
             events,
             languages,
@@ -618,6 +621,7 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
                 judge0: args.judge0.clone(),
                 auth: args.keys.auth_config()?,
                 max_unjudged: args.max_unjudged,
+                rates: None,
             },
         )
         .await?;
@@ -771,6 +775,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 judge0: args.judge0.clone(),
                 auth: args.keys.auth_config()?,
                 max_unjudged: args.max_unjudged,
+                rates: args.queue.rate_store().await?,
             },
         )
         .await?;

@@ -82,6 +82,17 @@ impl Service {
         self.processes[0] = child;
     }
 
+    /// The distributed shape: one more `serve` replica on the same database and Redis, on
+    /// an address of its own; returns its base URL. It stops with the service.
+    pub fn spawn_replica(&mut self) -> String {
+        assert!(!self.serve_args.is_empty(), "not the distributed shape");
+        let mut command = ulticode();
+        command.args(&self.serve_args);
+        let (child, announced) = start(command);
+        self.processes.push(child);
+        announced.base
+    }
+
     /// SIGTERM, then SIGKILL for what is still running after 35 s. True when every process
     /// exited by itself with status 0.
     fn terminate(&mut self) -> bool {

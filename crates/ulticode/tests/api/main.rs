@@ -17,6 +17,7 @@ mod keys;
 mod notifications;
 mod openapi;
 mod packages;
+mod replicas;
 mod runs;
 mod search;
 mod security;

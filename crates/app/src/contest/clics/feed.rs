@@ -254,7 +254,7 @@ pub(super) async fn event_feed(
             let (contest, closing) = (feed.ctx.contest.id, feed.state.closing.clone());
             platform::lifecycle::wait_for_change(
                 &mut feed.changes,
-                &contest,
+                |changed| *changed == contest,
                 Duration::from_secs(1),
                 &closing,
             )

@@ -22,7 +22,8 @@ use axum::{Json, Router};
 use base64::Engine;
 use contracts::{PasswordCheck, Principal, Role};
 use platform::db::Row;
-use platform::http::{ApiError, Caller, ClientIp, RateLimit};
+use platform::http::{ApiError, Caller, ClientIp};
+use platform::rate::{RateLimit, RateStore};
 use platform::Shutdown;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -131,7 +132,7 @@ impl FromRequestParts<ClicsState> for Reader {
             }
             None => {
                 // Wrong passwords slow down per client address.
-                state.failures.check(&format!("clics-basic:{client}"))?;
+                state.failures.check(&client.to_string()).await?;
                 Err(unauthorized())
             }
         }
@@ -613,17 +614,18 @@ impl ContestService {
 }
 
 /// The Contest API's routes (mounted beside the OpenAPI-described API: it follows its own
-/// specification, not our document).
+/// specification, not our document). Failed Basic logins are limited in `rates` when given.
 pub fn routes(
     contests: ContestService,
     passwords: Arc<dyn PasswordCheck>,
+    rates: Option<Arc<dyn RateStore>>,
     closing: Shutdown,
 ) -> Router {
     let state = ClicsState {
         contests,
         passwords,
         basic: Arc::new(BasicCache::default()),
-        failures: RateLimit::new(10, 10.0 / 60.0),
+        failures: RateLimit::new("clics-basic", 10, 10.0 / 60.0).in_store(rates),
         closing,
     };
     let api = Router::new()
