@@ -29,6 +29,7 @@ mod chaos_events;
 mod contest_cmd;
 mod contract;
 mod data_dir;
+mod health;
 mod judge0_edge;
 mod judge_cmd;
 mod keys;
@@ -92,6 +93,8 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Restore a backup into a new data directory or an empty database.
     Restore(backup::RestoreArgs),
+    /// Check that a running UltiCode is ready (exit status 0) or say why not (1).
+    Health(health::HealthArgs),
     /// Rotate or list the token-signing keys.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
@@ -122,6 +125,7 @@ impl Cli {
             Command::Backup(args) => backup::backup(args),
             Command::Restore(args) => backup::restore(args),
             Command::Keys(command) => command.run(),
+            Command::Health(args) => health::health(args),
         }
     }
 }

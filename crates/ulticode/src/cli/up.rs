@@ -38,11 +38,15 @@ pub struct UpArgs {
     #[arg(long, default_value = "ulticode-data", env = "ULTICODE_DATA_DIR")]
     data_dir: PathBuf,
     /// Address to serve on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    #[arg(long, default_value = "127.0.0.1:8080", env = "ULTICODE_LISTEN")]
     listen: SocketAddr,
+    /// Write the admin account's first password to this file (mode 0600) instead of
+    /// printing it (for a service whose output goes to a journal).
+    #[arg(long, env = "ULTICODE_ADMIN_PASSWORD_FILE")]
+    admin_password_file: Option<PathBuf>,
     /// Problem packages to load at start (each subdirectory with a problem.yaml) [default:
     /// examples/problems when it exists].
-    #[arg(long)]
+    #[arg(long, env = "ULTICODE_PROBLEMS")]
     problems: Option<PathBuf>,
     /// CLICS contest packages to import at start (each subdirectory), once each [default:
     /// the example contests, when the example problems are loaded].
@@ -74,13 +78,17 @@ pub struct ServeArgs {
     #[command(flatten)]
     queue: QueueArgs,
     /// Address to serve on.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    #[arg(long, default_value = "127.0.0.1:8080", env = "ULTICODE_LISTEN")]
     listen: SocketAddr,
+    /// Write the admin account's first password to this file (mode 0600) instead of
+    /// printing it (for a service whose output goes to a journal).
+    #[arg(long, env = "ULTICODE_ADMIN_PASSWORD_FILE")]
+    admin_password_file: Option<PathBuf>,
     /// The token judge workers present on the internal routes (a secret: never logged).
     #[arg(long, env = "ULTICODE_SERVICE_TOKEN", hide_env_values = true)]
     service_token: String,
     /// Problem packages to load at start (each subdirectory with a problem.yaml).
-    #[arg(long)]
+    #[arg(long, env = "ULTICODE_PROBLEMS")]
     problems: Option<PathBuf>,
     /// This node's name on its run receipts; a restarted node fails the runs it had in
     /// flight [default: the hostname].
@@ -554,17 +562,48 @@ async fn serve_until_shutdown(
     Ok(())
 }
 
-fn announce(addr: SocketAddr, admin_password: Option<&str>) {
+fn announce(
+    addr: SocketAddr,
+    admin_password: Option<&str>,
+    password_file: Option<&Path>,
+) -> anyhow::Result<()> {
     println!("UltiCode is serving on http://{addr}");
     println!("  console:    http://{addr}/");
     println!("  management: http://{addr}/manage");
     println!("  API:        http://{addr}/api/openapi.json");
-    match admin_password {
-        Some(password) => println!(
+    match (admin_password, password_file) {
+        (Some(password), Some(file)) => {
+            write_secret(file, password)?;
+            println!(
+                "admin account created: username admin, password written to {} (change it with POST /api/v1/auth/password)",
+                file.display()
+            );
+        }
+        (Some(password), None) => println!(
             "admin account created: username admin, password {password} (shown once; change it with POST /api/v1/auth/password)"
         ),
-        None => println!("admin account: exists (its password was shown when it was created)"),
+        (None, _) => {
+            println!("admin account: exists (its password was given when it was created)")
+        }
     }
+    Ok(())
+}
+
+/// Writes `secret` to `file`, readable by its owner only from the start.
+fn write_secret(file: &Path, secret: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(file)
+        .with_context(|| format!("write the admin password to {}", file.display()))?;
+    // An existing file keeps its mode on open: narrow it before writing.
+    out.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    writeln!(out, "{secret}")?;
+    Ok(())
 }
 
 pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
@@ -701,7 +740,11 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(owners.executions.clone().run(shutdown.clone())),
         ]);
         tasks.extend(super::judge0_edge::start(&args.judge0, &owners.judge0, &shutdown).await?);
-        announce(listener.local_addr()?, opened.admin_password.as_deref());
+        announce(
+            listener.local_addr()?,
+            opened.admin_password.as_deref(),
+            args.admin_password_file.as_deref(),
+        )?;
         serve_until_shutdown(owners, listener, shutdown, tasks).await?;
         Ok(ExitCode::SUCCESS)
     })
@@ -811,7 +854,11 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         tasks.extend(
             super::judge0_edge::start(&args.judge0, &opened.owners.judge0, &shutdown).await?,
         );
-        announce(listener.local_addr()?, opened.admin_password.as_deref());
+        announce(
+            listener.local_addr()?,
+            opened.admin_password.as_deref(),
+            args.admin_password_file.as_deref(),
+        )?;
         serve_until_shutdown(opened.owners, listener, shutdown, tasks).await?;
         Ok(ExitCode::SUCCESS)
     })
