@@ -5,14 +5,22 @@
 # contents) or ULTICODE_MINISIGN_KEY_FILE; without either a throwaway key is made and said to
 # be one. Needs root (buildah; the image check runs the sandbox).
 #
-#   scripts/release.sh [--skip-image-check]
+#   scripts/release.sh [--skip-image-check] [--with-toolchains]
+# (--with-toolchains adds the larger image with the language toolchains: debootstrap from the
+# Debian mirror, a few minutes and about 1 GB more.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/tools.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
-check_image=true
-[ "${1:-}" = --skip-image-check ] && check_image=false
+check_image=true toolchains=false
+for option in "$@"; do
+    case "$option" in
+    --skip-image-check) check_image=false ;;
+    --with-toolchains) toolchains=true ;;
+    *) echo "release: unknown option $option" >&2; exit 2 ;;
+    esac
+done
 
 if [ -n "$(git status --porcelain)" ]; then
     echo "release: the checkout has uncommitted changes; a release is built from a commit" >&2
@@ -45,8 +53,14 @@ cargo deb -p ulticode --no-build --locked --output "$dist/"
 
 echo "== OCI image"
 scripts/build-image.sh "$binary" "$dist/ulticode-image-$version.tar" "$revision"
+if $toolchains; then
+    ensure_debian_packages debootstrap
+    scripts/build-image.sh --toolchains "$binary" "$dist/ulticode-image-$version-toolchains.tar" "$revision"
+fi
 if $check_image; then
-    scripts/verify-image.sh "$dist/ulticode-image-$version.tar" "$binary"
+    for image in "$dist"/ulticode-image-*.tar; do
+        scripts/verify-image.sh "$image" "$binary"
+    done
 fi
 
 echo "== SBOMs"

@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${ULTICODE_CACHE_DIR:-/var/cache/ulticode}/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
+source scripts/lib/tools.sh
+
 if [ "$(id -u)" != 0 ]; then
     echo "scripts/test.sh: the sandbox tests need root (namespaces, cgroups)" >&2
     exit 1
@@ -86,6 +88,10 @@ echo "== static checks"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# The supply chain, offline: advisories (RustSec snapshot), licences, bans, sources.
+echo "== supply-chain audit"
+scripts/audit.sh
+
 # The browser bundle is committed (so `cargo run` needs no Node): rebuild it from the pinned
 # npm project and fail if it differs from what is committed.
 echo "== browser bundle"
@@ -113,6 +119,19 @@ scripts/contract-tests.sh "$CARGO_TARGET_DIR/debug/ulticode"
 # The typed client generated from that document, compiled and run against the server.
 echo "== typed client"
 scripts/client-tests.sh "$CARGO_TARGET_DIR/debug/ulticode"
+
+# The Debian package: installed with dpkg, its embedded unit run and ready, removed leaving
+# the data.
+echo "== Debian package"
+scripts/package-tests.sh
+
+# The OCI image: built with buildah (no engine), unpacked and its binary run in the sandbox.
+echo "== OCI image"
+ensure_debian_packages buildah
+image_dir="$(mktemp -d)"
+scripts/build-image.sh "$CARGO_TARGET_DIR/debug/ulticode" "$image_dir/ulticode-image.tar" "$(git rev-parse HEAD)"
+scripts/verify-image.sh "$image_dir/ulticode-image.tar" "$CARGO_TARGET_DIR/debug/ulticode"
+rm -rf "$image_dir"
 
 # Browser end-to-end: Debian's Chromium (Playwright without its browser download) against a
 # real `ulticode up`.

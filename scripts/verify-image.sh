@@ -44,7 +44,29 @@ check "is labelled with its source revision ($revision)" test -n "$revision" -a 
 
 # The image's binary through the image's loader and libraries, in the sandbox (the host's
 # /usr is mounted read-only too, but nothing of it is used: the library path is the image's).
-loader="$(cd "$root" && ls lib64/ld-linux-*.so.* 2>/dev/null | head -n1)"
+# A path resolved inside the image (its symlinks may be absolute: resolved against the
+# image's root, never the host's); prints it relative to the root, or nothing if missing.
+inside() {
+    python3 - "$root" "$1" <<'PY'
+import os, sys
+root, path = sys.argv[1], sys.argv[2]
+for _ in range(40):
+    parts, here = path.strip("/").split("/"), "/"
+    for i, part in enumerate(parts):
+        step = os.path.join(here, part)
+        if os.path.islink(root + step):
+            target = os.readlink(root + step)
+            rest = "/".join(parts[i + 1:])
+            path = os.path.normpath(os.path.join(target if target.startswith("/") else os.path.join(here, target), rest))
+            break
+        here = step
+    else:
+        if os.path.exists(root + path):
+            print(path.lstrip("/"))
+        break
+PY
+}
+loader="$(inside /lib64/ld-linux-x86-64.so.2)"
 in_image() {
     "$ulticode" sandbox run --memory-limit 1024 --bind "$root:/image" -- \
         "/image/$loader" --inhibit-cache --library-path /image/lib/x86_64-linux-gnu:/image/usr/lib/x86_64-linux-gnu \
@@ -54,5 +76,12 @@ version_output="$(in_image --version 2>&1 || true)"
 check "its binary runs in the sandbox: $version_output" grep -q '^ulticode [0-9]' <<<"$version_output"
 health_output="$(in_image health --url http://127.0.0.1:9 --timeout-s 2 2>&1; echo "exit=$?")"
 check "its health probe answers 'not ready' with nothing listening" grep -q 'not ready.*exit=1' <<<"$(tr '\n' ' ' <<<"$health_output")"
+tags="$(python3 -c "import json; print(' '.join(json.load(open('$work/manifest.json'))[0].get('RepoTags') or []))")"
+if [[ "$tags" == *-toolchains* ]]; then
+    for tool in gcc g++ python3 java javac node; do
+        resolved="$(inside "/usr/bin/$tool")"
+        check "the toolchains variant has $tool (/$resolved)" test -n "$resolved" -a -x "$root/$resolved"
+    done
+fi
 echo "image: $passed passed, $failed failed"
 [ "$failed" = 0 ]
