@@ -64,11 +64,11 @@ if $check_image; then
 fi
 
 echo "== SBOMs"
-CARGO_NET_OFFLINE=true cargo cyclonedx --format json --spec-version 1.5 \
-    --override-filename ulticode.cdx --describe binaries >/dev/null
-mv crates/ulticode/ulticode.cdx*.json "$dist/ulticode-$version.cdx.json" 2>/dev/null ||
-    mv crates/ulticode/ulticode.cdx.json "$dist/ulticode-$version.cdx.json"
-find crates -maxdepth 2 -name 'ulticode.cdx*.json' -delete
+# cargo-cyclonedx writes one SBOM beside each member's manifest: the binary's is the
+# composition root's (its graph is the whole binary's).
+CARGO_NET_OFFLINE=true cargo cyclonedx --format json --spec-version 1.5 --override-filename ulticode.cdx
+mv crates/ulticode/ulticode.cdx.json "$dist/ulticode-$version.cdx.json"
+find crates -maxdepth 2 -name 'ulticode.cdx.json' -delete
 (cd crates/web/assets && npm ci --no-audit --no-fund --loglevel=error >/dev/null &&
     npx --yes @cyclonedx/cyclonedx-npm@6.0.1 --omit dev --output-reproducible \
         --output-format JSON --spec-version 1.5 --output-file "$OLDPWD/$dist/ulticode-console-$version.cdx.json" >/dev/null)
