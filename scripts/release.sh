@@ -78,7 +78,7 @@ ulticode $version
 commit $revision
 built $(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ) (commit time)
 $(rustc --version)
-$(cargo auditable --version 2>/dev/null || echo cargo-auditable 0.7.7)
+cargo-auditable 0.7.7
 $(cargo deb --version 2>/dev/null || echo cargo-deb 3.8.0)
 $(buildah --version)
 SOURCE
