@@ -39,6 +39,8 @@ pub struct WorkerConfig {
     pub receive_block: Duration,
     /// How long a port call that fails transiently is retried before giving the entry up.
     pub port_retry: Duration,
+    /// Successful compilations kept by content, so a rejudge does not compile again.
+    pub compile_cache: Option<Arc<judge::compile_cache::CompileCache>>,
 }
 
 impl WorkerConfig {
@@ -50,6 +52,7 @@ impl WorkerConfig {
             reclaim_interval: Duration::from_secs(10),
             receive_block: Duration::from_secs(2),
             port_retry: Duration::from_secs(30),
+            compile_cache: None,
         }
     }
 }
@@ -448,14 +451,16 @@ impl JudgeWorker {
                 }
             })
         };
-        let (sandbox, languages, language, source) = (
+        let (sandbox, languages, language, source, compile_cache) = (
             self.sandbox.clone(),
             self.languages.clone(),
             job.language.clone(),
             job.source.clone(),
+            self.config.compile_cache.clone(),
         );
         let judged = tokio::task::spawn_blocking(move || {
-            let judge = Judge::new(sandbox.as_ref(), &languages);
+            let judge = Judge::new(sandbox.as_ref(), &languages)
+                .with_compile_cache(compile_cache.as_deref());
             let prepared = judge.prepare(&problem).map_err(|e| e.to_string())?;
             let options = JudgeOptions {
                 coverage: Coverage::Package,

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::compile_cache::CompileCache;
 use sandbox::{Bind, Limits, PassedFds, RunOutcome, RunSpec, Sandbox, Stdin, Stdout};
 
 use crate::checker::{self, default::DefaultFlags, Decision};
@@ -437,6 +438,8 @@ pub struct Judge<'a> {
     sandbox: &'a dyn Sandbox,
     languages: &'a Languages,
     concurrency: usize,
+    /// Where successful compilations are kept for the next compilation of the same input.
+    compile_cache: Option<&'a crate::compile_cache::CompileCache>,
 }
 
 /// Mountpoints of the data a validator sees.
@@ -454,7 +457,17 @@ impl<'a> Judge<'a> {
             sandbox,
             languages,
             concurrency: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            compile_cache: None,
         }
+    }
+
+    /// Compilations go through `cache`: a kept one is reused, a new successful one is kept.
+    pub fn with_compile_cache(
+        mut self,
+        cache: Option<&'a crate::compile_cache::CompileCache>,
+    ) -> Self {
+        self.compile_cache = cache;
+        self
     }
 
     /// How many tests run at once (default: one per CPU).
@@ -548,6 +561,39 @@ impl<'a> Judge<'a> {
         program: &ProgramFiles,
         limits: CompileLimits,
     ) -> Result<Compilation, JudgeError> {
+        let config = &language.config;
+        let layout = ProgramFiles {
+            files: program
+                .files
+                .iter()
+                .map(|(name, _)| (name.clone(), Vec::new()))
+                .collect(),
+            ..program.clone()
+        };
+        let cached = match (&config.compile, self.compile_cache) {
+            (Some(command), Some(cache)) => {
+                let key =
+                    CompileCache::key(language, &program.expand(config, command), program, &limits);
+                match cache.take(&key) {
+                    Ok(Some((dir, output))) => {
+                        return Ok(Compilation::Ready(
+                            Box::new(Compiled {
+                                dir,
+                                language: language.clone(),
+                                layout,
+                            }),
+                            output,
+                        ))
+                    }
+                    Ok(None) => Some((cache, key)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "compile cache unreadable; compiling");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let dir = tempfile::Builder::new().prefix("ulticode-job-").tempdir()?;
         for (name, bytes) in &program.files {
             let path = dir.path().join(name);
@@ -556,7 +602,6 @@ impl<'a> Judge<'a> {
             }
             std::fs::write(path, bytes)?;
         }
-        let config = &language.config;
         let mut output = String::new();
         if let Some(command) = &config.compile {
             let command = program.expand(config, command);
@@ -599,14 +644,11 @@ impl<'a> Judge<'a> {
             dir.path(),
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )?;
-        let layout = ProgramFiles {
-            files: program
-                .files
-                .iter()
-                .map(|(name, _)| (name.clone(), Vec::new()))
-                .collect(),
-            ..program.clone()
-        };
+        if let Some((cache, key)) = cached {
+            if let Err(e) = cache.put(&key, dir.path(), &output) {
+                tracing::warn!(error = %e, "compilation not kept in the cache");
+            }
+        }
         Ok(Compilation::Ready(
             Box::new(Compiled {
                 dir,

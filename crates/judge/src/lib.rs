@@ -6,6 +6,7 @@
 
 mod catalog;
 pub mod checker;
+pub mod compile_cache;
 pub mod execution;
 pub mod files;
 pub mod function;

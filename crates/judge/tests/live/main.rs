@@ -74,6 +74,10 @@ fn main() {
             "shown_sample_outputs_must_pass_the_output_validator",
             shown_sample_outputs_must_pass_the_output_validator,
         ),
+        Trial::test(
+            "a_rejudge_takes_the_kept_compilation_and_judges_alike",
+            a_rejudge_takes_the_kept_compilation,
+        ),
     ];
     let trials = trials
         .into_iter()
@@ -670,5 +674,52 @@ fn interactive_crash_caused_by_the_validators_exit_is_its_rejection() -> Result<
         let report = judge(dir.path(), "python3", asks, Coverage::Package)?;
         expect(&report, &[Verdict::WA]).map_err(|e| format!("round {round}: {e:?}"))?;
     }
+    Ok(())
+}
+
+/// The compile cache: judging the same source again (a rejudge) compiles nothing and judges
+/// alike; a source differing by one byte compiles anew and is judged on its own bytes.
+fn a_rejudge_takes_the_kept_compilation() -> Result<(), Failed> {
+    let dir = package(&[
+        (
+            "problem.yaml",
+            "problem_format_version: 2025-09\nname: sum\n",
+        ),
+        ("data/secret/1.in", "1 2\n"),
+        ("data/secret/1.ans", "3\n"),
+        ("data/secret/2.in", "40 2\n"),
+        ("data/secret/2.ans", "42\n"),
+    ]);
+    let problem = Problem::load(dir.path()).map_err(|e| e.to_string())?;
+    let env = env();
+    let store = tempfile::tempdir()?;
+    let cache = judge::compile_cache::CompileCache::open(store.path(), 64 << 20)?;
+    let judge = Judge::new(&env.sandbox, &env.languages).with_compile_cache(Some(&cache));
+    let prepared = judge.prepare(&problem)?;
+    let run = |source: &str| {
+        judge.judge(
+            &prepared,
+            "c",
+            source.as_bytes(),
+            JudgeOptions {
+                coverage: Coverage::All,
+                abort: None,
+            },
+            &|_| {},
+        )
+    };
+    let sum = "#include <stdio.h>\nint main(void){long a,b;scanf(\"%ld %ld\",&a,&b);printf(\"%ld\\n\",a+b);return 0;}\n";
+    let first = run(sum)?;
+    expect(&first, &[Verdict::AC, Verdict::AC])?;
+    let counts = cache.counts();
+    assert_eq!((counts.hits, counts.misses), (0, 1), "{counts:?}");
+    let again = run(sum)?;
+    expect(&again, &[Verdict::AC, Verdict::AC])?;
+    assert_eq!(again.compile_output, first.compile_output);
+    assert_eq!(cache.counts().hits, 1, "the rejudge compiled again");
+    let product = sum.replace("a+b", "a*b");
+    let other = run(&product)?;
+    expect(&other, &[Verdict::WA, Verdict::WA])?;
+    assert_eq!(cache.counts().misses, 2, "another source shares no entry");
     Ok(())
 }

@@ -130,6 +130,16 @@ impl Cli {
     }
 }
 
+/// The compile cache in `dir`, bounded to `mib` MiB.
+fn open_compile_cache(
+    dir: &std::path::Path,
+    mib: u64,
+) -> anyhow::Result<std::sync::Arc<judge::compile_cache::CompileCache>> {
+    let cache = judge::compile_cache::CompileCache::open(dir, mib << 20)
+        .map_err(|e| anyhow::anyhow!("open the compile cache in {}: {e}", dir.display()))?;
+    Ok(std::sync::Arc::new(cache))
+}
+
 /// The native sandbox, with this binary as its supervisor.
 fn native_sandbox() -> anyhow::Result<sandbox::NativeSandbox> {
     let command = sandbox::SupervisorCommand::current_exe()

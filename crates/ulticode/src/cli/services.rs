@@ -288,6 +288,13 @@ pub struct WorkerArgs {
     /// Where fetched packages are unpacked [default: <temp dir>/ulticode-packages].
     #[arg(long)]
     package_cache: Option<PathBuf>,
+    /// Where successful compilations are kept by content (rejudges do not compile again);
+    /// without it nothing is kept.
+    #[arg(long, env = "ULTICODE_COMPILE_CACHE")]
+    compile_cache: Option<PathBuf>,
+    /// The compile cache's bound in MiB (least recently used entries go first).
+    #[arg(long, default_value_t = 1024)]
+    compile_cache_mib: u64,
     /// Submissions judged at once.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
@@ -326,6 +333,11 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             concurrency: args.concurrency,
             heartbeat: Duration::from_millis(args.heartbeat_ms),
             reclaim_interval: Duration::from_millis(args.reclaim_interval_ms),
+            compile_cache: args
+                .compile_cache
+                .as_deref()
+                .map(|dir| super::open_compile_cache(dir, args.compile_cache_mib))
+                .transpose()?,
             ..WorkerConfig::new(consumer.clone())
         };
         let packages: Arc<dyn ProblemPackagePort> = match (args.packages, args.packages_url) {

@@ -693,6 +693,10 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
             WorkerConfig {
                 concurrency,
                 heartbeat: submission.lease_ttl / 3,
+                compile_cache: Some(super::open_compile_cache(
+                    &args.data_dir.join("compile-cache"),
+                    1024,
+                )?),
                 ..WorkerConfig::new("embedded")
             },
         ));
