@@ -34,6 +34,9 @@ pub enum BenchCommand {
     Web(super::bench_web::WebArgs),
     /// The API under a mixed load on `up`: reads, submissions judged, SSE subscribers held.
     Http(super::bench_http::HttpArgs),
+    /// A contest's last minutes: N submissions at once on `up`, drain time, submit-to-verdict
+    /// percentiles and judging efficiency.
+    Burst(super::bench_burst::BurstArgs),
     /// The event backbone: relay throughput (PostgreSQL → Redis) and change-to-audit latency.
     Events(super::bench_events::EventsArgs),
     /// Contest boards: recompute, incremental updates and scoreboard reads on a generated
@@ -74,6 +77,7 @@ impl BenchCommand {
             BenchCommand::Pipeline(args) => super::bench_pipeline::run(args),
             BenchCommand::Web(args) => super::bench_web::run(args),
             BenchCommand::Http(args) => super::bench_http::run(args),
+            BenchCommand::Burst(args) => super::bench_burst::run(args),
             BenchCommand::Judge0(args) => super::bench_judge0::run(args),
             BenchCommand::Events(args) => super::bench_events::events(args),
             BenchCommand::Search(args) => super::bench_events::search(args),

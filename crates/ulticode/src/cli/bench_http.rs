@@ -46,7 +46,7 @@ pub struct HttpArgs {
 }
 
 /// An accepted solution of the example problem `aplusb` per language.
-fn aplusb(language: &str) -> anyhow::Result<&'static str> {
+pub(super) fn aplusb(language: &str) -> anyhow::Result<&'static str> {
     Ok(match language {
         "python3" => "a, b = map(int, input().split())\nprint(a + b)\n",
         "c" => "#include <stdio.h>\nint main(void) { long long a, b; scanf(\"%lld %lld\", &a, &b); printf(\"%lld\\n\", a + b); return 0; }\n",
@@ -103,8 +103,8 @@ struct Figures {
     rss_end_mib: f64,
 }
 
-struct User {
-    token: String,
+pub(super) struct User {
+    pub(super) token: String,
     /// A submission of this user's whose status is read.
     submission: Option<i64>,
 }
@@ -118,11 +118,11 @@ fn rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
-fn loopback(third: u8, fourth: u8) -> Option<IpAddr> {
+pub(super) fn loopback(third: u8, fourth: u8) -> Option<IpAddr> {
     Some(IpAddr::V4(Ipv4Addr::new(127, 0, third, fourth)))
 }
 
-fn client_from(address: Option<IpAddr>) -> anyhow::Result<reqwest::Client> {
+pub(super) fn client_from(address: Option<IpAddr>) -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .local_address(address)
         .pool_max_idle_per_host(1024)
@@ -153,7 +153,7 @@ async fn json_call(
 }
 
 /// `count` users, registered and logged in from distinct loopback addresses.
-async fn register_users(base: &str, count: usize) -> anyhow::Result<Vec<User>> {
+pub(super) async fn register_users(base: &str, count: usize) -> anyhow::Result<Vec<User>> {
     let mut users = Vec::with_capacity(count);
     for index in 0..count {
         let client = client_from(loopback(0, 2 + (index / USERS_PER_ADDRESS) as u8))?;
@@ -182,7 +182,7 @@ async fn register_users(base: &str, count: usize) -> anyhow::Result<Vec<User>> {
     Ok(users)
 }
 
-async fn submit(
+pub(super) async fn submit(
     client: &reqwest::Client,
     base: &str,
     token: &str,

@@ -16,6 +16,7 @@ macro_rules! out {
 
 mod backup;
 mod bench;
+mod bench_burst;
 mod bench_contest;
 mod bench_events;
 mod bench_function;
