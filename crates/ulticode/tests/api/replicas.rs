@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{source, spawn_distributed, Api};
+use crate::harness::{source, spawn_distributed, Api, Service};
 
-#[tokio::test]
-async fn replicas_share_the_login_limit() {
+/// The distributed shape with a second `serve` replica, and a client of each.
+async fn two_replicas() -> (Service, Api, Api) {
     let mut service = spawn_distributed().await;
     let second = service.spawn_replica();
     let (a, b) = (
@@ -20,6 +20,12 @@ async fn replicas_share_the_login_limit() {
             ..Api::new(&service)
         },
     );
+    (service, a, b)
+}
+
+#[tokio::test]
+async fn replicas_share_the_login_limit() {
+    let (service, a, b) = two_replicas().await;
     let credentials = json!({"username": "admin", "password": service.admin_password});
     // The login limit is a burst of 10 per client address: taken half on each replica.
     for n in 0..10 {
@@ -48,15 +54,7 @@ async fn replicas_share_the_login_limit() {
 
 #[tokio::test]
 async fn a_stream_on_one_replica_sees_verdicts_as_they_land() {
-    let mut service = spawn_distributed().await;
-    let second = service.spawn_replica();
-    let (a, b) = (
-        Api::new(&service),
-        Api {
-            base: second,
-            ..Api::new(&service)
-        },
-    );
+    let (_service, a, b) = two_replicas().await;
     let ada = a.account("ada").await;
     // Warm the judge worker (its first compile of the problem's checker) outside the timing.
     let first = a
