@@ -56,28 +56,16 @@ async fn replicas_share_the_login_limit() {
 async fn a_stream_on_one_replica_sees_verdicts_as_they_land() {
     let (_service, a, b) = two_replicas().await;
     let ada = a.account("ada").await;
+    let sum = source("aplusb/submissions/accepted/sum.py");
+    let submit = || a.submit(&ada, "aplusb", "python3", &sum);
     // Warm the judge worker (its first compile of the problem's checker) outside the timing.
-    let first = a
-        .submit(
-            &ada,
-            "aplusb",
-            "python3",
-            &source("aplusb/submissions/accepted/sum.py"),
-        )
-        .await;
+    let first = submit().await;
     assert_eq!(
         a.watch(&ada, first).await.last().unwrap().1["verdict"],
         "AC"
     );
 
-    let id = a
-        .submit(
-            &ada,
-            "aplusb",
-            "python3",
-            &source("aplusb/submissions/accepted/sum.py"),
-        )
-        .await;
+    let id = submit().await;
     let started = Instant::now();
     let events = b.watch(&ada, id).await;
     let took = started.elapsed();
