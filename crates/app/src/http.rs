@@ -1,9 +1,9 @@
 //! App's routes: problems for readers and setters, test-data uploads, and the internal
 //! package route distributed judge workers fetch packages from.
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use contracts::Permission;
@@ -49,8 +49,22 @@ async fn list_problems(
     State(state): State<AppState>,
     caller: Caller,
     ApiQuery(filter): ApiQuery<ProblemFilter>,
-) -> Result<Json<ProblemPage>, ApiError> {
-    Ok(Json(state.app.list(caller.0.as_ref(), &filter).await?))
+) -> Result<Response, ApiError> {
+    Ok(json_bytes(
+        state.app.list_json(caller.0.as_ref(), &filter).await?,
+    ))
+}
+
+/// A body already serialized as JSON.
+fn json_bytes(body: Bytes) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 /// Create a problem (setters and admins).
@@ -86,8 +100,10 @@ async fn get_problem(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(slug): ApiPath<String>,
-) -> Result<Json<ProblemView>, ApiError> {
-    Ok(Json(state.app.get(caller.0.as_ref(), &slug).await?))
+) -> Result<Response, ApiError> {
+    Ok(json_bytes(
+        state.app.get_json(caller.0.as_ref(), &slug).await?,
+    ))
 }
 
 /// Change a problem (its author or an admin).

@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use axum::body::Bytes;
 use contracts::events::{types, SearchContent, SearchDocument};
 use contracts::{
     FactsError, PackagePreparer, Permission, PortError, Principal, ProblemFacts, ProblemId,
@@ -12,6 +13,7 @@ use contracts::{
 };
 use judge::package::archive::{self, ArchiveLimits};
 use judge::PackageError;
+use platform::cache::ReadCache;
 use platform::db::{Any, AnyRow, Row, Transaction};
 use platform::events::{NewEvent, Outbox};
 use platform::{Db, DbError};
@@ -216,6 +218,10 @@ impl From<sqlx::Error> for AppError {
     }
 }
 
+fn to_json(value: &impl Serialize) -> Result<Vec<u8>, AppError> {
+    serde_json::to_vec(value).map_err(|e| AppError::Internal(e.to_string()))
+}
+
 fn invalid(field: &'static str, reason: impl Into<String>) -> AppError {
     AppError::Invalid {
         field,
@@ -404,7 +410,15 @@ pub struct AppService {
     /// sandbox; without it such uploads are refused or keep the fallback limit.
     preparer: Option<Arc<dyn PackagePreparer>>,
     contests: crate::contest::ContestService,
+    /// Public problem reads (a page, a list), serialized, kept until this process changes a
+    /// problem; another replica's change is seen within [`PROBLEM_READS_FOR`].
+    recent: Arc<ReadCache<String, (Visibility, Bytes)>>,
 }
+
+/// How long a serialized problem page or list is answered without reading the database.
+pub const PROBLEM_READS_FOR: Duration = Duration::from_secs(1);
+/// Problem reads kept (one per problem page and per distinct list query).
+const RECENT_PROBLEM_READS: usize = 512;
 
 /// Package uploads validated at once per process.
 const CONCURRENT_VALIDATIONS: usize = 2;
@@ -429,6 +443,7 @@ impl AppService {
             package_cache,
             validations: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_VALIDATIONS)),
             preparer: None,
+            recent: Arc::new(ReadCache::new(RECENT_PROBLEM_READS)),
         })
     }
 
@@ -534,6 +549,7 @@ impl AppService {
         )
         .await?;
         tx.commit().await?;
+        self.recent.forget_all();
         Ok(problem)
     }
 
@@ -557,6 +573,50 @@ impl AppService {
             .await?
             .filter(|p| visible(viewer, p.visibility))
             .ok_or_else(|| AppError::NotFound(slug.into()))
+    }
+
+    /// [`Self::get`] serialized as JSON, answered from memory while no problem changed (and
+    /// for at most [`PROBLEM_READS_FOR`]).
+    pub async fn get_json(
+        &self,
+        viewer: Option<&Principal>,
+        slug: &str,
+    ) -> Result<Bytes, AppError> {
+        let key = format!("page {slug}");
+        let (visibility, json) = match self.recent.get(&key, PROBLEM_READS_FOR) {
+            Some(kept) => kept,
+            None => {
+                let ticket = self.recent.ticket(&key);
+                let problem = self
+                    .find(slug)
+                    .await?
+                    .ok_or_else(|| AppError::NotFound(slug.into()))?;
+                let kept = (problem.visibility, Bytes::from(to_json(&problem)?));
+                self.recent.store(ticket, key, kept.clone());
+                kept
+            }
+        };
+        if !visible(viewer, visibility) {
+            return Err(AppError::NotFound(slug.into()));
+        }
+        Ok(json)
+    }
+
+    /// [`Self::list`] serialized as JSON, answered from memory like [`Self::get_json`].
+    pub async fn list_json(
+        &self,
+        viewer: Option<&Principal>,
+        filter: &ProblemFilter,
+    ) -> Result<Bytes, AppError> {
+        let key = format!("list {} {filter:?}", visible(viewer, Visibility::Hidden));
+        if let Some((_, json)) = self.recent.get(&key, PROBLEM_READS_FOR) {
+            return Ok(json);
+        }
+        let ticket = self.recent.ticket(&key);
+        let json = Bytes::from(to_json(&self.list(viewer, filter).await?)?);
+        self.recent
+            .store(ticket, key, (Visibility::Public, json.clone()));
+        Ok(json)
     }
 
     /// The problem, if `editor` may change it.
@@ -650,6 +710,7 @@ impl AppService {
                 .await?;
         }
         tx.commit().await?;
+        self.recent.forget_all();
         self.get(Some(editor), slug).await
     }
 
@@ -773,6 +834,7 @@ impl AppService {
             )
             .await?;
         tx.commit().await?;
+        self.recent.forget_all();
         self.get(Some(editor), slug).await
     }
 

@@ -13,7 +13,7 @@ pub mod tokens;
 pub use http::{routes, AuthLimits};
 pub use keyring::{KeyEncryptionKey, KeyError, Rotation};
 pub use password::PasswordCost;
-pub use service::{AuthConfig, AuthError, AuthService, EmailState, Session};
+pub use service::{AuthConfig, AuthError, AuthService, EmailState, Session, VERIFIED_FOR};
 
 /// `N` bytes from the operating system's CSPRNG.
 pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {

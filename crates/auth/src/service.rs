@@ -9,6 +9,7 @@ use contracts::admin::{Account, AccountAdmin};
 use contracts::events::types;
 use contracts::{PortError, Principal, Role, TokenRejection, TokenVerifier, UserDirectory, UserId};
 use ed25519_dalek::VerifyingKey;
+use platform::cache::ReadCache;
 use platform::db::Row;
 use platform::db::{Any, Transaction};
 use platform::events::{NewEvent, Outbox};
@@ -100,6 +101,24 @@ pub struct AuthService {
     passwords: Passwords,
     keys: Arc<RwLock<Keyring>>,
     last_reload: Arc<Mutex<Instant>>,
+    /// Access tokens verified lately, by token: the signature and the account's state need
+    /// not be checked again on every request. This process forgets them all whenever it
+    /// ends a session or changes an account's tokens' validity; another replica's change
+    /// reaches this one within [`VERIFIED_FOR`].
+    verified: Arc<ReadCache<String, Verified>>,
+}
+
+/// How long a verification is trusted without asking the database again: the bound on how
+/// late a logout, role or password change made by another replica takes effect here.
+pub const VERIFIED_FOR: Duration = Duration::from_secs(1);
+/// Access tokens whose verification is kept.
+const VERIFIED_TOKENS: usize = 16_384;
+
+#[derive(Clone)]
+struct Verified {
+    principal: Principal,
+    /// The token's expiry (Unix seconds).
+    expires: i64,
 }
 
 /// The form a username is stored and compared in: NFKC, so look-alike compatibility forms
@@ -204,6 +223,7 @@ impl AuthService {
             config: Arc::new(config),
             keys: Arc::new(RwLock::new(keyring)),
             last_reload: Arc::new(Mutex::new(Instant::now())),
+            verified: Arc::new(ReadCache::new(VERIFIED_TOKENS)),
         })
     }
 
@@ -514,6 +534,7 @@ impl AuthService {
                 .await?;
         }
         tx.commit().await?;
+        self.verified.forget_all();
         Ok(())
     }
 
@@ -596,6 +617,7 @@ impl AuthService {
             self.events.record(&mut tx, event.version(version)).await?;
         }
         tx.commit().await?;
+        self.verified.forget_all();
         Ok(changed == 1)
     }
 
@@ -762,6 +784,36 @@ fn kid_of(token: &str) -> Option<String> {
 #[async_trait]
 impl TokenVerifier for AuthService {
     async fn verify_access(&self, token: &str) -> Result<Principal, TokenRejection> {
+        let key = token.to_string();
+        if let Some(verified) = self.verified.get(&key, VERIFIED_FOR) {
+            if verified.expires > unix_now() {
+                return Ok(verified.principal);
+            }
+        }
+        let ticket = self.verified.ticket(&key);
+        let (principal, expires) = self.verify_now(token).await?;
+        self.verified.store(
+            ticket,
+            key,
+            Verified {
+                principal: principal.clone(),
+                expires,
+            },
+        );
+        Ok(principal)
+    }
+}
+
+impl AuthService {
+    /// Forgets every verification this process holds (a session ended or an account's tokens
+    /// stopped being valid).
+    pub(crate) fn forget_verifications(&self) {
+        self.verified.forget_all();
+    }
+
+    /// Verifies `token` against the keys and the account's current state: its caller and
+    /// expiry.
+    async fn verify_now(&self, token: &str) -> Result<(Principal, i64), TokenRejection> {
         let keys = self.verifying_keys(kid_of(token).as_deref()).await;
         let expect = Expectations {
             issuer: self.config.issuer.clone(),
@@ -801,11 +853,12 @@ impl TokenVerifier for AuthService {
         let role: String = row
             .try_get("role")
             .map_err(|e| TokenRejection::Unavailable(e.to_string()))?;
-        Ok(Principal {
+        let principal = Principal {
             user_id: user,
             username: claims.name,
             role: role.parse().map_err(|_| TokenRejection::Revoked)?,
-        })
+        };
+        Ok((principal, claims.exp))
     }
 }
 

@@ -98,6 +98,11 @@ async fn role_and_password_changes_revoke_tokens(db: Db) {
         .await
         .unwrap();
     let before = auth.login("bob", "correct horse").await.unwrap();
+    // Verified once (and kept): the change below must still end it at once.
+    assert_eq!(
+        auth.verify_access(&before.access_token).await.unwrap().role,
+        Role::User
+    );
     let changed = auth
         .set_role(UserId(1), bob.id, Role::Setter)
         .await
@@ -354,6 +359,29 @@ async fn signing_keys_are_sealed_at_rest(db: Db) {
     assert!(reopened.verify_access(&session.access_token).await.is_ok());
 }
 
+/// Another replica (another service on the same database) ends a session: here the token
+/// stops working within `VERIFIED_FOR`, however recently it was verified.
+async fn another_replicas_logout_takes_effect_within_the_bound(db: Db) {
+    let here = AuthService::open(db.clone(), cheap()).await.unwrap();
+    let there = AuthService::open(db, cheap()).await.unwrap();
+    here.register("carol", "correct horse", Role::User)
+        .await
+        .unwrap();
+    let session = here.login("carol", "correct horse").await.unwrap();
+    assert!(here.verify_access(&session.access_token).await.is_ok());
+    there.logout(&session.refresh_token).await.unwrap();
+    assert_eq!(
+        there.verify_access(&session.access_token).await,
+        Err(TokenRejection::Revoked),
+        "the replica that ended the session refuses the token at once"
+    );
+    tokio::time::sleep(auth::VERIFIED_FOR).await;
+    assert_eq!(
+        here.verify_access(&session.access_token).await,
+        Err(TokenRejection::Revoked)
+    );
+}
+
 macro_rules! conformance {
     ($($behaviour:ident),* $(,)?) => {
         mod on_sqlite {
@@ -373,4 +401,5 @@ conformance!(
     every_account_change_records_its_event,
     a_rotated_key_verifies_until_its_tokens_expire,
     signing_keys_are_sealed_at_rest,
+    another_replicas_logout_takes_effect_within_the_bound,
 );

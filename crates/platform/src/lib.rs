@@ -3,6 +3,7 @@
 //! leases with fence tokens, shutdown coordination, Prometheus metrics and the shared HTTP
 //! edge (problem details, caller identity, rate limits).
 
+pub mod cache;
 pub mod calendar;
 pub mod db;
 pub mod digest;

@@ -470,7 +470,7 @@ impl ApiState {
         id: SubmissionId,
     ) -> Result<(SubmissionRecord, bool), ApiError> {
         let not_found = || ApiError::not_found(format!("submission {id} not found"));
-        let record = self.store.get(id).await?.ok_or_else(not_found)?;
+        let record = self.store.get_recent(id).await?.ok_or_else(not_found)?;
         let privileged = record.user_id == caller.user_id || caller.can(Permission::ViewAnySource);
         if !privileged && !self.facts.visible(caller, record.problem_id).await? {
             return Err(not_found());

@@ -8,8 +8,11 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use contracts::SubmissionId;
+use platform::cache::ReadCache;
 use platform::{Backend, Db};
 use tokio::sync::broadcast;
+
+use crate::store::SubmissionRecord;
 
 /// The channel changes are announced on (payload: the submission id).
 pub const CHANGES_CHANNEL: &str = "submission_changes";
@@ -39,11 +42,17 @@ impl Change {
     }
 }
 
-/// The announcements of one store (cheap to clone).
+/// Records read recently, kept while no change of theirs was announced.
+const RECENT_RECORDS: usize = 1024;
+
+/// The announcements of one store (cheap to clone), and the records read since that no
+/// announcement has voided: a record is forgotten before its change is broadcast, so a watcher
+/// woken by a change never reads the record from before it.
 #[derive(Clone)]
 pub struct ChangeFeed {
     db: Db,
     local: broadcast::Sender<Change>,
+    recent: Arc<ReadCache<SubmissionId, SubmissionRecord>>,
     /// Whether every process's changes reach this feed now (always on SQLite: one process).
     complete: Arc<AtomicBool>,
 }
@@ -55,6 +64,7 @@ impl ChangeFeed {
         let postgres = db.backend() == Backend::Postgres;
         let feed = Self {
             local: broadcast::channel(1024).0,
+            recent: Arc::new(ReadCache::new(RECENT_RECORDS)),
             complete: Arc::new(AtomicBool::new(!postgres)),
             db,
         };
@@ -62,7 +72,10 @@ impl ChangeFeed {
             tokio::spawn(relay_notifications(
                 feed.db.url().to_string(),
                 Arc::downgrade(&feed.complete),
-                feed.local.clone(),
+                Relay {
+                    local: feed.local.clone(),
+                    recent: feed.recent.clone(),
+                },
             ));
         }
         feed
@@ -81,9 +94,18 @@ impl ChangeFeed {
         }
     }
 
+    /// Records read recently; an entry is good for [`Self::recheck_period`].
+    pub fn recent(&self) -> &ReadCache<SubmissionId, SubmissionRecord> {
+        &self.recent
+    }
+
     /// Announces a committed change of `id` to this process and, on PostgreSQL, to every other.
     pub async fn announce(&self, id: SubmissionId) {
-        let _ = self.local.send(Change::Of(id));
+        Relay {
+            local: self.local.clone(),
+            recent: self.recent.clone(),
+        }
+        .send(Change::Of(id));
         if self.db.backend() == Backend::Postgres {
             let notified = self
                 .db
@@ -100,14 +122,27 @@ impl ChangeFeed {
     }
 }
 
-/// Forwards this channel's notifications into `local` while the feed exists. Whenever the
+/// Where announcements go in this process: the recent records forget first, then watchers
+/// are woken.
+struct Relay {
+    local: broadcast::Sender<Change>,
+    recent: Arc<ReadCache<SubmissionId, SubmissionRecord>>,
+}
+
+impl Relay {
+    fn send(&self, change: Change) {
+        match change {
+            Change::Of(id) => self.recent.forget(&id),
+            Change::Unknown => self.recent.forget_all(),
+        }
+        let _ = self.local.send(change);
+    }
+}
+
+/// Forwards this channel's notifications into the process while the feed exists. Whenever the
 /// listener is not connected, the feed says it is incomplete (watchers re-read each second);
 /// after a reconnection everyone re-reads once, since notifications sent meanwhile are lost.
-async fn relay_notifications(
-    url: String,
-    complete: Weak<AtomicBool>,
-    local: broadcast::Sender<Change>,
-) {
+async fn relay_notifications(url: String, complete: Weak<AtomicBool>, relay: Relay) {
     let set_complete = |value: bool| match complete.upgrade() {
         Some(flag) => {
             flag.store(value, Ordering::Relaxed);
@@ -126,7 +161,7 @@ async fn relay_notifications(
         if !set_complete(true) {
             return;
         }
-        let _ = local.send(Change::Unknown);
+        relay.send(Change::Unknown);
         // Set while reconnecting: until a notification arrives the connection is not known
         // to be back, so watchers keep re-reading.
         let mut blind = false;
@@ -138,12 +173,12 @@ async fn relay_notifications(
                         if !set_complete(true) {
                             return;
                         }
-                        let _ = local.send(Change::Unknown);
+                        relay.send(Change::Unknown);
                     } else if complete.strong_count() == 0 {
                         return;
                     }
                     if let Ok(id) = notification.payload().parse() {
-                        let _ = local.send(Change::Of(SubmissionId(id)));
+                        relay.send(Change::Of(SubmissionId(id)));
                     }
                 }
                 // The connection was lost; the next receive re-establishes it.

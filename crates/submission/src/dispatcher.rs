@@ -126,6 +126,7 @@ impl Dispatcher {
             .await?
         };
         let mut report = PassReport::default();
+        let mut buried = Vec::new();
         let mut valid = Vec::with_capacity(rows.len());
         let mut taken: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
         for row in rows {
@@ -154,6 +155,7 @@ impl Dispatcher {
                 Some(reason) => {
                     self.bury(&mut tx, id, submission_id, generation, &reason)
                         .await?;
+                    buried.push(SubmissionId(submission_id));
                     report.dead += 1;
                 }
                 None => valid.push((
@@ -215,6 +217,9 @@ impl Dispatcher {
         }
         report.sent = sent.len();
         tx.commit().await?;
+        for id in buried {
+            self.store.announce_change(id).await;
+        }
         Ok(report)
     }
 

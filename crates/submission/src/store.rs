@@ -248,7 +248,7 @@ impl SubmissionStore {
         self.changes.recheck_period()
     }
 
-    async fn announce_change(&self, id: SubmissionId) {
+    pub(crate) async fn announce_change(&self, id: SubmissionId) {
         self.changes.announce(id).await;
     }
 
@@ -502,6 +502,23 @@ impl SubmissionStore {
     }
 
     /// Loads a submission with the per-test results of its judged generation.
+    /// [`Self::get`], answered from memory when no change of the submission was announced
+    /// since it was last read (and that read is younger than [`Self::recheck_period`]): what
+    /// status pollers and live streams read.
+    pub async fn get_recent(&self, id: SubmissionId) -> Result<Option<SubmissionRecord>, DbError> {
+        let recent = self.changes.recent();
+        if let Some(record) = recent.get(&id, self.recheck_period()) {
+            return Ok(Some(record));
+        }
+        let ticket = recent.ticket(&id);
+        let record = self.get(id).await?;
+        if let Some(record) = &record {
+            recent.store(ticket, id, record.clone());
+        }
+        Ok(record)
+    }
+
+    /// The submission as stored now.
     pub async fn get(&self, id: SubmissionId) -> Result<Option<SubmissionRecord>, DbError> {
         let row = self
             .db
@@ -1288,6 +1305,11 @@ impl SubmissionStore {
         tx.commit().await?;
         if done.iter().any(|(_, o)| matches!(o, Recovery::Redriven(_))) {
             self.outbox_written.notify_waiters();
+        }
+        for (id, outcome) in &done {
+            if !matches!(outcome, Recovery::Lost) {
+                self.announce_change(*id).await;
+            }
         }
         Ok(done)
     }

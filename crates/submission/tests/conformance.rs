@@ -750,6 +750,11 @@ async fn on_postgres_a_change_reaches_every_replicas_watchers() {
         .await
         .expect("the listener connects");
     let id = submit(&writer).await;
+    let read = |store: &SubmissionStore| {
+        let store = store.clone();
+        async move { store.get_recent(id).await.unwrap().unwrap().state }
+    };
+    assert_eq!(read(&watcher).await, "pending");
     let taken = writer
         .acquire(id, Generation(1), &attempt("a"))
         .await
@@ -766,6 +771,8 @@ async fn on_postgres_a_change_reaches_every_replicas_watchers() {
     tokio::time::timeout(Duration::from_secs(5), announced)
         .await
         .expect("the other replica's change is announced here");
+    // The record read before the change was forgotten before the change was announced.
+    assert_eq!(read(&watcher).await, "judging");
     assert_eq!(
         watcher.recheck_period(),
         Duration::from_secs(30),
@@ -781,9 +788,13 @@ async fn on_sqlite_changes_are_announced_in_process() {
     assert_eq!(store.recheck_period(), Duration::from_secs(30));
     let mut changes = store.changes();
     let id = submit(&store).await;
+    let state = || async { store.get_recent(id).await.unwrap().unwrap().state };
+    assert_eq!(state().await, "pending");
     store
         .acquire(id, Generation(1), &attempt("a"))
         .await
         .unwrap();
     assert_eq!(changes.try_recv().unwrap(), Change::Of(id));
+    // A recent read never outlives a change this process made.
+    assert_eq!(state().await, "judging");
 }

@@ -218,6 +218,7 @@ impl AuthService {
             )
             .await?;
         tx.commit().await?;
+        self.forget_verifications();
         Ok(())
     }
 

@@ -151,7 +151,7 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
     // If the supervisor dies, so does this namespace (and with it the program).
     // SAFETY: prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    // SAFETY: setns on a namespace descriptor the supervisor opened for this run.
+    // SAFETY: setns on the namespace descriptor the supervisor holds for its runs.
     if let Err(err) = check(unsafe { libc::setns(plan.netns, libc::CLONE_NEWNET) }) {
         fail(
             plan,

@@ -130,7 +130,7 @@ struct Supervisor {
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
     cgroups: Result<CgroupHierarchy, String>,
     template: Result<Template, String>,
-    netns: Result<NetnsSupply, String>,
+    netns: Result<RunNetns, String>,
     filters: HashMap<Profile, Vec<libc::sock_filter>>,
     cpus: u64,
     runs: u64,
@@ -163,7 +163,7 @@ impl Supervisor {
                 eprintln!("ulticode sandbox supervisor: cgroup joins stay on the slow path: {e}");
             }
         }
-        let netns = NetnsSupply::new().map_err(|e| format!("network namespaces: {e}"));
+        let netns = RunNetns::create().map_err(|e| format!("network namespace: {e}"));
         // Run slots take the CPUs in turn: with no more slots than CPUs no two runs share one.
         let cpu = identity.as_ref().ok().and_then(|id| {
             let cpus = super::allowed_cpus();
@@ -250,12 +250,9 @@ impl Supervisor {
         format!("{}-{}", std::process::id(), self.runs)
     }
 
-    /// Work for later runs, done while a run's init builds its root on another CPU: a fresh
-    /// network namespace, the previous run's cgroup removed, the next one created.
+    /// Work for later runs, done while a run's init builds its root on another CPU: the
+    /// previous run's cgroup removed, the next one created.
     fn prepare_ahead(&mut self) {
-        if let Ok(supply) = &mut self.netns {
-            supply.refill();
-        }
         self.exited_inits.retain(|&pid| !sys::try_reap(pid));
         if let Some(retired) = self.retired.take() {
             retired.remove();
@@ -311,20 +308,12 @@ impl Supervisor {
                 }
             }
         }
-        let netns = match self
-            .netns
-            .as_mut()
-            .map_err(|e| e.clone())
-            .and_then(|supply| {
-                supply
-                    .take()
-                    .map_err(|e| format!("create a network namespace: {e}"))
-            }) {
-            Ok(fd) => fd,
-            Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e),
+        let netns = match &self.netns {
+            Ok(netns) => netns.fd.as_raw_fd(),
+            Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.clone()),
         };
         let plan = ChildPlan {
-            netns: netns.as_raw_fd(),
+            netns,
             mounts,
             cgroup_procs: io.cgroup_procs.iter().map(AsRawFd::as_raw_fd).collect(),
             stdin: io.child_stdin.as_raw_fd(),
@@ -374,7 +363,6 @@ impl Supervisor {
             child::init_main(&plan);
         }
         let pid = pid as libc::pid_t;
-        drop(netns);
         let parent = io.into_parent();
         self.prepare_ahead();
         let pump = Pump::new(spec, pid, cgroup, self.cpus, started, control);
@@ -498,44 +486,26 @@ fn copy_back(scratch: &[Scratch], outcome: &mut RunOutcome) {
     }
 }
 
-/// Fresh network namespaces, one per run, each made before it is needed.
-///
-/// A namespace is made by unsharing the supervisor into a new one, keeping a handle, and
-/// returning to the supervisor's own; init later joins it with `setns`. Every run still gets a
-/// namespace no other run has used (the handle is dropped once init has joined it).
-struct NetnsSupply {
-    home: OwnedFd,
-    next: Option<OwnedFd>,
+/// The network namespace this supervisor's runs join, one run at a time: made once, when the
+/// supervisor starts, with no interface up (not even loopback). Runs of different supervisors
+/// (all concurrent runs) never share one. A later run of the same supervisor finds nothing the
+/// earlier left: a run has no capability to configure the namespace (addresses, routes,
+/// sysctls), and its sockets close with its processes, all of which are gone (the pid
+/// namespace's end) before the next run starts. Making one per run cost ~430 µs, and its
+/// teardown another ~290 µs of a kernel worker.
+struct RunNetns {
+    fd: OwnedFd,
 }
 
-impl NetnsSupply {
-    fn new() -> io::Result<Self> {
-        Ok(Self {
-            home: open_read(Path::new("/proc/self/ns/net"))?,
-            next: None,
-        })
-    }
-
-    fn take(&mut self) -> io::Result<OwnedFd> {
-        match self.next.take() {
-            Some(fd) => Ok(fd),
-            None => self.create(),
-        }
-    }
-
-    fn refill(&mut self) {
-        if self.next.is_none() {
-            self.next = self.create().ok();
-        }
-    }
-
-    fn create(&self) -> io::Result<OwnedFd> {
+impl RunNetns {
+    fn create() -> io::Result<Self> {
+        let home = open_read(Path::new("/proc/self/ns/net"))?;
         // SAFETY: unshare/setns with valid flags and a descriptor we own.
         unsafe { sys::check(libc::unshare(libc::CLONE_NEWNET))? };
         let fresh = open_read(Path::new("/proc/self/ns/net"));
         // SAFETY: as above.
-        unsafe { sys::check(libc::setns(self.home.as_raw_fd(), libc::CLONE_NEWNET))? };
-        fresh
+        unsafe { sys::check(libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET))? };
+        Ok(Self { fd: fresh? })
     }
 }
 

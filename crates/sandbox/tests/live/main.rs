@@ -13,6 +13,7 @@
 mod attacks;
 mod connected;
 mod isolation;
+mod leftovers;
 mod records;
 
 use std::any::Any;
@@ -39,12 +40,34 @@ fn main() {
     trials.extend(isolation::trials());
     trials.extend(connected::all());
     trials.extend(records::all());
+    trials.extend(leftovers::all());
     libtest_mimic::run(&args, trials).exit();
 }
 
 pub fn sandbox() -> &'static NativeSandbox {
     static SANDBOX: OnceLock<NativeSandbox> = OnceLock::new();
     SANDBOX.get_or_init(|| NativeSandbox::new(SupervisorCommand::current_exe().expect("own exe")))
+}
+
+/// A C program, compiled on the host into a directory of its own (it is trusted test code,
+/// not a submission).
+pub fn compiled(name: &str, source: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let src = dir.path().join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let status = std::process::Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(dir.path().join(name))
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    dir
 }
 
 /// How a case's program is built and started.

@@ -7,7 +7,7 @@ use std::io::{Read, Seek};
 use libtest_mimic::{Failed, Trial};
 use sandbox::{PassedFds, Records, RunSpec, Sandbox, Status, Stderr};
 
-use super::sandbox;
+use super::{compiled, sandbox};
 
 pub fn all() -> Vec<Trial> {
     vec![
@@ -42,27 +42,6 @@ fn budgets(cpu_ms: u64) -> Records {
         wall_ms: cpu_ms * 3 + 1_000,
         max_record_bytes: 4096,
     }
-}
-
-/// A C program, compiled on the host into a directory of its own (it is trusted test code,
-/// not a submission).
-fn compiled(name: &str, source: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let src = dir.path().join(format!("{name}.c"));
-    std::fs::write(&src, source).unwrap();
-    let status = std::process::Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(dir.path().join(name))
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
 }
 
 /// Spins `ms` of CPU between records, waiting for each acknowledgement.
