@@ -25,6 +25,10 @@ use queue::{Delivery, JudgeQueue};
 use sandbox::Sandbox;
 use tokio::sync::Semaphore;
 
+/// How often live progress is reported at most: a test of a few milliseconds need not cost a
+/// write (and a wake of every watcher) of its own.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
     /// This worker's consumer name in the queue group.
@@ -441,9 +445,22 @@ impl JudgeWorker {
             let (port, id, attempt) =
                 (self.port.clone(), job.submission_id, job.attempt_id.clone());
             tokio::spawn(async move {
+                let mut last_report: Option<tokio::time::Instant> = None;
                 while progress_rx.changed().await.is_ok() {
+                    // At most one report per period: what happens meanwhile goes in the next.
+                    // Judging that ends meanwhile leaves the rest to its verdict, at once.
+                    if let Some(at) = last_report {
+                        let ended = tokio::select! {
+                            _ = tokio::time::sleep_until(at + PROGRESS_EVERY) => false,
+                            _ = async { while progress_rx.changed().await.is_ok() {} } => true,
+                        };
+                        if ended {
+                            break;
+                        }
+                    }
                     let latest = progress_rx.borrow_and_update().clone();
                     if let Some(progress) = latest {
+                        last_report = Some(tokio::time::Instant::now());
                         if let Err(e) = port.progress(id, &attempt, progress).await {
                             tracing::debug!(error = %e, "progress not reported");
                         }

@@ -120,7 +120,7 @@ async fn mark_all_read(
 }
 
 /// The caller's unread count, live: an `unread` event now and whenever it changes
-/// (changes made by other processes within 2 s). The stream ends when the credential it was
+/// (changes made by other processes within 3 s). The stream ends when the credential it was
 /// opened with stops being valid (logout, role or password change, expiry: checked every
 /// 2 s) and when the server shuts down.
 #[utoipa::path(get, path = "/api/v1/notifications/stream", tag = "notifications",
@@ -176,7 +176,7 @@ async fn stream(
                     return None;
                 }
             }
-            let Ok(count) = watch.service.unread(UserId(user.0)).await else {
+            let Ok(count) = watch.service.unread_recent(UserId(user.0)).await else {
                 return None;
             };
             if watch.last != Some(count) {

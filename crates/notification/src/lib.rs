@@ -15,10 +15,12 @@ pub mod mail;
 pub mod messages;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use contracts::events::{consumers, types, EventEnvelope};
 use contracts::{Recipients, UserId};
+use platform::cache::ReadCache;
 use platform::db::{Any, Row, Transaction};
 use platform::events::{EventHandler, HandlerError};
 use platform::{Db, DbError, Migration};
@@ -179,7 +181,13 @@ pub struct NotificationService {
     config: Arc<NotificationConfig>,
     /// Users whose inbox changed in this process (live unread counts).
     changed: tokio::sync::broadcast::Sender<i64>,
+    /// Unread counts read lately, by user, for live streams (a user's streams share one read).
+    unread_counts: Arc<ReadCache<i64, i64>>,
 }
+
+/// How old an unread count a live stream may be given: the bound on how late another
+/// process's change to the inbox reaches a stream, beyond its own re-read period.
+pub const UNREAD_COUNT_FOR: Duration = Duration::from_secs(1);
 
 /// One inbox entry.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -322,6 +330,7 @@ impl NotificationService {
             recipients,
             config: Arc::new(config),
             changed: tokio::sync::broadcast::channel(1024).0,
+            unread_counts: Arc::new(ReadCache::new(16_384)),
         })
     }
 
@@ -450,6 +459,23 @@ impl NotificationService {
             .collect()
     }
 
+    /// `user`'s inbox changed here: the kept count goes before the streams are woken.
+    fn inbox_changed(&self, user: i64) {
+        self.unread_counts.forget(&user);
+        let _ = self.changed.send(user);
+    }
+
+    /// [`Self::unread`], as read at most [`UNREAD_COUNT_FOR`] ago and not changed here since.
+    pub async fn unread_recent(&self, user: UserId) -> Result<i64, NotificationError> {
+        if let Some(count) = self.unread_counts.get(&user.0, UNREAD_COUNT_FOR) {
+            return Ok(count);
+        }
+        let ticket = self.unread_counts.ticket(&user.0);
+        let count = self.unread(user).await?;
+        self.unread_counts.store(ticket, user.0, count);
+        Ok(count)
+    }
+
     pub async fn unread(&self, user: UserId) -> Result<i64, NotificationError> {
         Ok(self
             .db
@@ -485,7 +511,7 @@ impl NotificationService {
                 true
             }
         };
-        let _ = self.changed.send(user.0);
+        self.inbox_changed(user.0);
         Ok(done)
     }
 
@@ -596,7 +622,7 @@ impl EventHandler for NotificationService {
 
     fn committed(&self, event: &EventEnvelope) {
         for intent in intents_of(event).unwrap_or_default() {
-            let _ = self.changed.send(intent.user.0);
+            self.inbox_changed(intent.user.0);
         }
     }
 }
