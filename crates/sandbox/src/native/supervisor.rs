@@ -125,8 +125,8 @@ fn lock_dir() -> Result<PathBuf, String> {
 struct Supervisor {
     /// `Err` when no identity could be claimed; every run then reports it as a config error.
     identity: Result<RunIdentity, String>,
-    /// The CPU this slot's runs are pinned to (slot `k` gets the `k mod n`-th allowed CPU).
-    cpu: Option<u32>,
+    /// The CPUs this supervisor's runs are pinned to, one at a time.
+    cpus_to_pin: CpuClaims,
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
     cgroups: Result<CgroupHierarchy, String>,
     template: Result<Template, String>,
@@ -164,16 +164,12 @@ impl Supervisor {
             }
         }
         let netns = RunNetns::create().map_err(|e| format!("network namespace: {e}"));
-        // Run slots take the CPUs in turn: with no more slots than CPUs no two runs share one.
-        let cpu = identity.as_ref().ok().and_then(|id| {
-            let cpus = super::allowed_cpus();
-            (!cpus.is_empty()).then(|| cpus[id.slot as usize % cpus.len()])
-        });
+        let cpus_to_pin = CpuClaims::open(identity.as_ref().map_or(0, |id| id.slot as usize));
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         Self {
             identity,
-            cpu,
+            cpus_to_pin,
             cgroups,
             template,
             netns,
@@ -312,6 +308,8 @@ impl Supervisor {
             Ok(netns) => netns.fd.as_raw_fd(),
             Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.clone()),
         };
+        // Held until the run's tree is gone.
+        let (cpu, _cpu_claim) = self.cpus_to_pin.claim();
         let plan = ChildPlan {
             netns,
             mounts,
@@ -337,7 +335,7 @@ impl Supervisor {
                 .collect(),
             envp: environment(spec),
             listener: std::sync::atomic::AtomicI32::new(-1),
-            cpu: self.cpu,
+            cpu,
         };
 
         let started = Instant::now();
@@ -483,6 +481,76 @@ fn copy_back(scratch: &[Scratch], outcome: &mut RunOutcome) {
             }
             Err(e) => *outcome = RunOutcome::infrastructure(Status::ConfigError, e.to_string()),
         }
+    }
+}
+
+/// The CPUs runs are pinned to: one run per CPU across every supervisor on the host while
+/// there are enough. A run claims a free CPU (an exclusive lock on the CPU's file, held for the
+/// run) starting from its slot's, so however many supervisors exist and whichever slots the
+/// busy ones hold, concurrent runs spread over the CPUs; when every CPU is busy the run shares
+/// its slot's. (Pinning by slot alone put two busy supervisors of slots 0 and 2 on one CPU of
+/// two while the other idled.)
+struct CpuClaims {
+    /// Each allowed CPU with its lock file, in order.
+    cpus: Vec<(u32, Option<std::fs::File>)>,
+    /// Where a run's search starts: its slot's CPU.
+    first: usize,
+}
+
+/// A claimed CPU, released when dropped.
+struct CpuClaim(RawFd);
+
+impl Drop for CpuClaim {
+    fn drop(&mut self) {
+        // SAFETY: flock on a descriptor the supervisor keeps open for its life.
+        unsafe { libc::flock(self.0, libc::LOCK_UN) };
+    }
+}
+
+impl CpuClaims {
+    /// The claims of the CPUs this process may use, shared with every supervisor on the host.
+    fn open(slot: usize) -> Self {
+        let dir = staging_dir().map(|staging| staging.with_file_name("cpus"));
+        let dir = dir.ok().filter(|dir| std::fs::create_dir_all(dir).is_ok());
+        Self::in_dir(dir.as_deref(), super::allowed_cpus(), slot)
+    }
+
+    /// Claims of `cpus` through lock files in `dir` (none: every run shares its slot's CPU).
+    fn in_dir(dir: Option<&Path>, cpus: Vec<u32>, slot: usize) -> Self {
+        let cpus: Vec<_> = cpus
+            .into_iter()
+            .map(|cpu| {
+                let file = dir.and_then(|dir| {
+                    std::fs::File::options()
+                        .create(true)
+                        .truncate(false)
+                        .write(true)
+                        .open(dir.join(format!("cpu-{cpu}")))
+                        .ok()
+                });
+                (cpu, file)
+            })
+            .collect();
+        let first = if cpus.is_empty() {
+            0
+        } else {
+            slot % cpus.len()
+        };
+        Self { cpus, first }
+    }
+
+    /// The CPU for the next run, and its claim if it got one to itself.
+    fn claim(&self) -> (Option<u32>, Option<CpuClaim>) {
+        let n = self.cpus.len();
+        for k in 0..n {
+            let (cpu, file) = &self.cpus[(self.first + k) % n];
+            let Some(file) = file else { continue };
+            // SAFETY: flock on a descriptor this supervisor owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return (Some(*cpu), Some(CpuClaim(file.as_raw_fd())));
+            }
+        }
+        (self.cpus.get(self.first).map(|(cpu, _)| *cpu), None)
     }
 }
 
@@ -783,6 +851,35 @@ mod tests {
         assert!(limits.contains(&(libc::RLIMIT_CPU, 3, 4)));
         let stack = spec.limits.memory_bytes as libc::rlim_t;
         assert!(limits.contains(&(libc::RLIMIT_STACK, stack, stack)));
+    }
+
+    #[test]
+    fn concurrent_runs_spread_over_the_cpus_whatever_their_slots() {
+        let dir = tempfile::tempdir().unwrap();
+        let supervisor = |slot| CpuClaims::in_dir(Some(dir.path()), vec![4, 7], slot);
+        // Slots 0 and 2 both start at the first CPU; the second run takes the other.
+        let (first, second, third) = (supervisor(0), supervisor(2), supervisor(1));
+        let (cpu, held_first) = first.claim();
+        assert_eq!(cpu, Some(4));
+        assert!(held_first.is_some());
+        let (cpu, held_second) = second.claim();
+        assert_eq!(cpu, Some(7));
+        assert!(held_second.is_some());
+        // Every CPU busy: the run shares its slot's CPU, claiming nothing.
+        let (cpu, held) = third.claim();
+        assert_eq!(cpu, Some(7));
+        assert!(held.is_none());
+        drop(held_first);
+        let (cpu, held) = third.claim();
+        assert_eq!(cpu, Some(4));
+        assert!(held.is_some());
+    }
+
+    #[test]
+    fn without_lock_files_runs_keep_their_slots_cpu() {
+        let claims = CpuClaims::in_dir(None, vec![0, 1], 3);
+        assert_eq!(claims.claim().0, Some(1));
+        assert_eq!(CpuClaims::in_dir(None, Vec::new(), 3).claim().0, None);
     }
 
     #[test]
