@@ -1032,7 +1032,7 @@ export interface paths {
         };
         /**
          * The caller's unread count, live: an `unread` event now and whenever it changes
-         *     (changes made by other processes within 2 s). The stream ends when the credential it was
+         *     (changes made by other processes within 3 s). The stream ends when the credential it was
          *     opened with stops being valid (logout, role or password change, expiry: checked every
          *     2 s) and when the server shuts down.
          */
