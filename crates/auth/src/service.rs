@@ -534,7 +534,7 @@ impl AuthService {
                 .await?;
         }
         tx.commit().await?;
-        self.verified.forget_all();
+        self.forget_verifications();
         Ok(())
     }
 
@@ -617,7 +617,7 @@ impl AuthService {
             self.events.record(&mut tx, event.version(version)).await?;
         }
         tx.commit().await?;
-        self.verified.forget_all();
+        self.forget_verifications();
         Ok(changed == 1)
     }
 
