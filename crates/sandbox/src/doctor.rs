@@ -168,7 +168,12 @@ fn namespaces() -> Result<String, String> {
 
 fn cgroups() -> Result<String, String> {
     let hierarchy = CgroupHierarchy::detect().map_err(|e| e.to_string())?;
-    hierarchy.prepare().map_err(|e| e.to_string())?;
+    // An unprivileged client of the sandbox daemon cannot (and need not) make the base
+    // cgroups: the daemon's supervisors do, and the `run` probe shows whether they could.
+    // SAFETY: a plain getter.
+    if unsafe { libc::geteuid() } == 0 {
+        hierarchy.prepare().map_err(|e| e.to_string())?;
+    }
     let cpus = crate::native::allowed_cpus();
     let pinning = format!("run slots pinned to CPUs {cpus:?} in turn");
     Ok(match &hierarchy {

@@ -11,6 +11,7 @@
 //!   rlimits, dropped privileges; driven by single-threaded supervisor processes.
 //! - [`DockerSandbox`]: the original system's `docker run` form, kept as a second backend.
 
+mod caller;
 mod capture;
 mod cgroup;
 pub mod docker;
@@ -23,12 +24,15 @@ mod protocol;
 mod rootfs;
 mod scratch;
 mod seccomp;
+mod sources;
 mod spec;
 mod sys;
 
 pub use docker::DockerSandbox;
 pub use identity::{IdentityError, IdentityRange, RANGE_VARIABLE};
-pub use native::{supervisor_main, NativeSandbox, SupervisorCommand, SUPERVISOR_ARG};
+pub use native::{
+    supervisor_main, DaemonError, NativeSandbox, SandboxDaemon, SupervisorCommand, SUPERVISOR_ARG,
+};
 pub use outcome::{Fault, RunOutcome, Status};
 pub use seccomp::Profile;
 pub use spec::{

@@ -11,6 +11,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::sources::HostSources;
 use crate::spec::{RunSpec, JOB_MOUNT};
 
 /// Top-level host entries mirrored into the sandbox (a symlink stays a symlink).
@@ -40,7 +41,7 @@ const CURATED_ETC_PREFIXES: &[&str] = &["java-", "python3", "fpc"];
 /// Device nodes bound from the host.
 const DEVICES: &[&str] = &["null", "zero", "random", "urandom"];
 
-const NOSUID_NODEV: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV;
+pub(crate) const NOSUID_NODEV: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV;
 /// Flags of the template's own tmpfs mounts (the root and `/dev`) besides read-only.
 const LOCKED_DOWN: libc::c_ulong = NOSUID_NODEV | libc::MS_NOEXEC;
 
@@ -71,6 +72,14 @@ pub enum MountOp {
         target: CString,
         writable: bool,
         extra_flags: libc::c_ulong,
+    },
+    /// A read-only bind of a run's host path: the detached, read-only copy of its mount tree
+    /// the supervisor made from the path opened with the caller's permissions (`host` only
+    /// names it in messages).
+    BindOpened {
+        source: std::os::fd::RawFd,
+        host: CString,
+        target: CString,
     },
     /// Attaches a detached mount the supervisor made (a writable directory's tmpfs).
     Attach {
@@ -236,20 +245,10 @@ impl RootfsLayout {
             .collect()
     }
 
-    /// Mountpoints the spec's binds need that the template lacks, shallowest first. Fails
-    /// with a configuration message when a bind source does not exist.
-    pub fn missing_mountpoints(&self, spec: &RunSpec) -> Result<Vec<Mountpoint>, String> {
+    /// Mountpoints the spec's binds need that the template lacks, shallowest first.
+    pub fn missing_mountpoints(&self, spec: &RunSpec, sources: &HostSources) -> Vec<Mountpoint> {
         let mut missing = Vec::new();
-        for bind in &spec.binds {
-            let meta = fs::symlink_metadata(&bind.source)
-                .map_err(|e| format!("bind source {}: {e}", bind.source.display()))?;
-            if meta.file_type().is_symlink() {
-                return Err(format!(
-                    "bind source {} is a symlink; binds are resolved without following \
-                     symlinks, so pass the path it stands for",
-                    bind.source.display()
-                ));
-            }
+        for (bind, is_dir) in spec.binds.iter().zip(sources.bind_kinds(spec)) {
             let inside = self.inside(&bind.target);
             let ancestors: Vec<&Path> = bind.target.ancestors().collect();
             for ancestor in ancestors.into_iter().rev().skip(1) {
@@ -259,11 +258,11 @@ impl RootfsLayout {
                 {
                     continue;
                 }
-                let dir = path != inside || meta.is_dir();
+                let dir = path != inside || is_dir;
                 missing.push(Mountpoint { path, dir });
             }
         }
-        Ok(missing)
+        missing
     }
 
     fn inside(&self, path: &Path) -> PathBuf {
@@ -272,8 +271,13 @@ impl RootfsLayout {
 
     /// Operations a run performs in its own mount namespace, on top of the template.
     /// `scratch` holds the detached tmpfs of each writable directory, in the order of
-    /// [`RunSpec::writable_dirs`].
-    pub fn run_ops(&self, spec: &RunSpec, scratch: &[std::os::fd::RawFd]) -> Vec<MountOp> {
+    /// [`RunSpec::writable_dirs`], and `sources` each read-only host path, opened.
+    pub fn run_ops(
+        &self,
+        spec: &RunSpec,
+        scratch: &[std::os::fd::RawFd],
+        sources: &[std::os::fd::RawFd],
+    ) -> Vec<MountOp> {
         let mut ops = vec![
             MountOp::MakePrivate,
             MountOp::Proc(cstring(&self.inside(Path::new("/proc")))),
@@ -287,19 +291,23 @@ impl RootfsLayout {
                 flags: NOSUID_NODEV,
             },
         ];
-        let mut scratch = scratch.iter();
-        for (source, target, writable) in spec.host_dirs() {
+        let (mut scratch, mut sources) = (scratch.iter(), sources.iter());
+        for (host, target, writable) in spec.host_dirs() {
             let target = cstring(&self.inside(target));
-            let mount = if writable { scratch.next() } else { None };
-            ops.push(match mount {
-                Some(&mount) => MountOp::Attach { mount, target },
-                None => MountOp::Bind {
-                    source: cstring(source),
+            let (mount, source) = if writable {
+                (scratch.next(), None)
+            } else {
+                (None, sources.next())
+            };
+            match (mount, source) {
+                (Some(&mount), _) => ops.push(MountOp::Attach { mount, target }),
+                (_, Some(&source)) => ops.push(MountOp::BindOpened {
+                    source,
+                    host: cstring(host),
                     target,
-                    writable: false,
-                    extra_flags: NOSUID_NODEV,
-                },
-            });
+                }),
+                (None, None) => unreachable!("one mount or source per host path"),
+            }
         }
         ops.push(MountOp::Pivot(cstring(&self.staging)));
         ops.push(MountOp::Chdir(cstring(&spec.effective_cwd())));
@@ -355,8 +363,9 @@ impl Template {
         &mut self,
         spec: &RunSpec,
         scratch: &[std::os::fd::RawFd],
+        sources: &HostSources,
     ) -> Result<Vec<MountOp>, String> {
-        let missing = self.layout.missing_mountpoints(spec)?;
+        let missing = self.layout.missing_mountpoints(spec, sources);
         if !missing.is_empty() {
             self.writable(|_| {
                 for point in &missing {
@@ -376,7 +385,7 @@ impl Template {
                 Ok(())
             })?;
         }
-        Ok(self.layout.run_ops(spec, scratch))
+        Ok(self.layout.run_ops(spec, scratch, &sources.fds()))
     }
 
     /// Runs `change` with the template root remounted writable.
@@ -424,7 +433,7 @@ fn generated_etc(uid: u32, gid: u32) -> Vec<(&'static str, Vec<u8>)> {
 }
 
 /// The `MOUNT_ATTR_*` equivalents of a bind's extra `MS_*` flags.
-fn mount_attrs(flags: libc::c_ulong) -> u64 {
+pub(crate) fn mount_attrs(flags: libc::c_ulong) -> u64 {
     [
         (libc::MS_NOSUID, crate::mountapi::ATTR_NOSUID),
         (libc::MS_NODEV, crate::mountapi::ATTR_NODEV),
@@ -542,6 +551,7 @@ impl MountOp {
                     .map_err(step("set its attributes"))?;
                 crate::mountapi::attach(tree, target).map_err(step("attach it"))
             }
+            MountOp::BindOpened { source, target, .. } => crate::mountapi::attach(*source, target),
             MountOp::Attach { mount, target } => crate::mountapi::attach(*mount, target),
             MountOp::Proc(target) => mount(
                 Some(&c"proc".into()),
@@ -610,6 +620,9 @@ impl MountOp {
                 show(target),
                 if *writable { "rw" } else { "ro" }
             ),
+            MountOp::BindOpened { host, target, .. } => {
+                format!("bind {} on {} (ro)", show(host), show(target))
+            }
             MountOp::Attach { target, .. } => {
                 format!("attach a writable directory's tmpfs on {}", show(target))
             }
@@ -624,6 +637,7 @@ impl MountOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::caller::Caller;
     use crate::spec::Bind;
 
     fn layout(staging: &Path) -> RootfsLayout {
@@ -703,7 +717,7 @@ mod tests {
                 writable: true,
             });
         // The writable job directory is the tmpfs the supervisor made, never a bind.
-        let ops = layout(Path::new("/stage")).run_ops(&spec, &[7, 8]);
+        let ops = layout(Path::new("/stage")).run_ops(&spec, &[7, 8], &[9]);
         assert_eq!(
             ops,
             vec![
@@ -718,11 +732,10 @@ mod tests {
                     mount: 7,
                     target: c("/stage/job"),
                 },
-                MountOp::Bind {
-                    source: c("/opt/data"),
+                MountOp::BindOpened {
+                    source: 9,
+                    host: c("/opt/data"),
                     target: c("/stage/data/tests"),
-                    writable: false,
-                    extra_flags: NOSUID_NODEV,
                 },
                 MountOp::Attach {
                     mount: 8,
@@ -744,7 +757,8 @@ mod tests {
             .bind(Bind::read_only(data.path(), "/data/tests/1.in"))
             .bind(Bind::read_only(dir.path(), "/data/lib"))
             .bind(Bind::read_only(dir.path(), "/tmp"));
-        let missing = layout(staging.path()).missing_mountpoints(&spec).unwrap();
+        let sources = HostSources::open(&spec, &Caller::root()).unwrap();
+        let missing = layout(staging.path()).missing_mountpoints(&spec, &sources);
         let at = |p: &str| staging.path().join(p);
         assert_eq!(
             missing,
@@ -767,14 +781,5 @@ mod tests {
                 },
             ]
         );
-    }
-
-    #[test]
-    fn a_missing_bind_source_is_a_configuration_error() {
-        let spec = RunSpec::new("/bin/true").bind(Bind::read_only("/nonexistent/x", "/x"));
-        let err = layout(Path::new("/stage"))
-            .missing_mountpoints(&spec)
-            .unwrap_err();
-        assert!(err.contains("/nonexistent/x"), "{err}");
     }
 }

@@ -2,12 +2,14 @@
 //!
 //! A writable job directory or bind is a fresh tmpfs of the run (capped in bytes and inodes,
 //! `nosuid,nodev`, owned by the run's uid), filled from the host directory before the run and
-//! copied back after it. The copy back takes only regular files and directories, as root, with
-//! permission bits masked to `0777` (no setuid, setgid or sticky bit survives), never a symlink,
-//! device, FIFO or socket, and at most as many bytes as the tmpfs could hold (a sparse file
-//! cannot grow into a huge host file). The host directory then holds exactly what the run left.
-//! Every walk goes descriptor by descriptor with `O_NOFOLLOW`, so nothing a run created can
-//! redirect it.
+//! copied back after it. The host side of both copies uses the caller's permissions (see
+//! `caller`): a run's tmpfs is filled only from files its caller could read, and the run's
+//! files land only where its caller could write, owned by the caller. The copy back takes only
+//! regular files and directories, with permission bits masked to `0777` (no setuid, setgid or
+//! sticky bit survives), never a symlink, device, FIFO or socket, and at most as many bytes as
+//! the tmpfs could hold (a sparse file cannot grow into a huge host file). The host directory
+//! then holds exactly what the run left. Every walk goes descriptor by descriptor with
+//! `O_NOFOLLOW`, so nothing a run created can redirect it.
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -15,6 +17,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::caller::Caller;
 use crate::mountapi;
 use crate::sys;
 
@@ -29,6 +32,7 @@ pub struct Scratch {
     /// The run's tmpfs (detached until init attaches it).
     mount: OwnedFd,
     cap_bytes: u64,
+    caller: Caller,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -44,12 +48,14 @@ pub enum ScratchError {
 }
 
 impl Scratch {
-    /// Creates the tmpfs for `host_path` and copies the host directory into it.
+    /// Creates the tmpfs for `host_path` and copies the host directory into it. The caller
+    /// must be able to read and write the host directory.
     pub fn create(
         host_path: &Path,
         cap_bytes: u64,
         cap_inodes: u64,
         uid: u32,
+        caller: &Caller,
     ) -> Result<Self, ScratchError> {
         let io_error = |what: &'static str| {
             let path = host_path.to_path_buf();
@@ -57,9 +63,18 @@ impl Scratch {
         };
         let c_path = CString::new(host_path.as_os_str().as_bytes())
             .map_err(|e| io_error("path")(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-        let host =
-            mountapi::open_no_symlinks(libc::AT_FDCWD, &c_path, libc::O_RDONLY | libc::O_DIRECTORY)
-                .map_err(io_error("open the host directory (symlinks are refused)"))?;
+        let host = caller
+            .act(|| {
+                mountapi::open_no_symlinks(
+                    libc::AT_FDCWD,
+                    &c_path,
+                    libc::O_RDONLY | libc::O_DIRECTORY,
+                )
+            })
+            .map_err(io_error("open the host directory (symlinks are refused)"))?;
+        caller
+            .act(|| may_write(host.as_raw_fd()))
+            .map_err(io_error("check that the caller may write it"))?;
         let text = |v: String| CString::new(v).expect("digits");
         let options = [
             (c"size", text(cap_bytes.to_string())),
@@ -75,10 +90,15 @@ impl Scratch {
                 .map_err(io_error("create its tmpfs"))?;
         let root = open_dir_at(mount.as_raw_fd(), c".").map_err(io_error("open its tmpfs"))?;
         let mut budget = Budget::new(cap_bytes);
+        let sides = Sides {
+            from: caller,
+            to: &Caller::root(),
+        };
         copy_tree(
             host.as_raw_fd(),
             root.as_raw_fd(),
             Some(uid),
+            &sides,
             &mut budget,
             0,
         )
@@ -95,6 +115,7 @@ impl Scratch {
             host,
             mount,
             cap_bytes,
+            caller: caller.clone(),
         })
     }
 
@@ -110,15 +131,53 @@ impl Scratch {
             move |source| ScratchError::Io { path, what, source }
         };
         let root = open_dir_at(self.mount.as_raw_fd(), c".").map_err(io_error("open its tmpfs"))?;
-        let host = open_dir_at(self.host.as_raw_fd(), c".")
+        let host = self
+            .caller
+            .act(|| open_dir_at(self.host.as_raw_fd(), c"."))
             .map_err(io_error("open the host directory"))?;
-        clear_dir(host.as_raw_fd(), 0).map_err(io_error("clear the host directory"))?;
+        self.caller
+            .act(|| clear_dir(host.as_raw_fd(), 0))
+            .map_err(io_error("clear the host directory"))?;
         let mut budget = Budget::new(self.cap_bytes);
-        copy_tree(root.as_raw_fd(), host.as_raw_fd(), None, &mut budget, 0).map_err(|e| match e {
+        let sides = Sides {
+            from: &Caller::root(),
+            to: &self.caller,
+        };
+        let copied = copy_tree(
+            root.as_raw_fd(),
+            host.as_raw_fd(),
+            None,
+            &sides,
+            &mut budget,
+            0,
+        );
+        copied.map_err(|e| match e {
             CopyError::Io(source) => io_error("copy the run's files back")(source),
             CopyError::TooLarge => ScratchError::TooLarge(self.cap_bytes),
         })
     }
+}
+
+/// Whether the caller (in effect now) may create and remove entries in `dir`.
+fn may_write(dir: RawFd) -> io::Result<()> {
+    // SAFETY: an empty path relative to a descriptor we hold. AT_EACCESS checks with the
+    // effective (here: filesystem) ids in force, not the real ones.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_faccessat2,
+            dir,
+            c"".as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS | libc::AT_EMPTY_PATH,
+        )
+    };
+    sys::check(rc as libc::c_int).map(drop)
+}
+
+/// Whose permissions each side of a copy uses.
+struct Sides<'a> {
+    from: &'a Caller,
+    to: &'a Caller,
 }
 
 struct Budget {
@@ -214,50 +273,59 @@ fn kind(stat: &libc::stat) -> libc::mode_t {
 }
 
 /// Copies regular files and directories from `from` into `to`; anything else is skipped.
-/// `owner` chowns the copies (copy-in); without it they stay root's (copy-back).
+/// `owner` chowns the copies (copy-in); without it they belong to whoever `sides.to` is
+/// (copy-back).
 fn copy_tree(
     from: RawFd,
     to: RawFd,
     owner: Option<u32>,
+    sides: &Sides<'_>,
     budget: &mut Budget,
     depth: usize,
 ) -> Result<(), CopyError> {
     if depth > MAX_DEPTH {
         return Ok(());
     }
-    for entry in entries(from)? {
+    for entry in sides.from.act(|| entries(from))? {
         let mode = entry.stat.st_mode & 0o777;
         match kind(&entry.stat) {
             libc::S_IFDIR => {
-                // SAFETY: NUL-terminated name relative to a directory descriptor we hold.
-                let rc = unsafe { libc::mkdirat(to, entry.name.as_ptr(), 0o700) };
-                sys::check(rc)?;
-                let source = open_dir_at(from, &entry.name)?;
-                let target = open_dir_at(to, &entry.name)?;
-                finish(target.as_raw_fd(), owner, mode)?;
+                let source = sides.from.act(|| open_dir_at(from, &entry.name))?;
+                let target = sides.to.act(|| {
+                    // SAFETY: NUL-terminated name relative to a directory descriptor we hold.
+                    sys::check(unsafe { libc::mkdirat(to, entry.name.as_ptr(), 0o700) })?;
+                    let target = open_dir_at(to, &entry.name)?;
+                    finish(target.as_raw_fd(), owner, mode)?;
+                    Ok(target)
+                })?;
                 copy_tree(
                     source.as_raw_fd(),
                     target.as_raw_fd(),
                     owner,
+                    sides,
                     budget,
                     depth + 1,
                 )?;
             }
             libc::S_IFREG => {
                 budget.spend(entry.stat.st_size.max(0) as u64)?;
-                let source = open_at(from, &entry.name, libc::O_RDONLY | libc::O_NOFOLLOW, 0)?;
-                let target = open_at(
-                    to,
-                    &entry.name,
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
-                    0o600,
-                )?;
+                let source = sides
+                    .from
+                    .act(|| open_at(from, &entry.name, libc::O_RDONLY | libc::O_NOFOLLOW, 0))?;
+                let target = sides.to.act(|| {
+                    open_at(
+                        to,
+                        &entry.name,
+                        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+                        0o600,
+                    )
+                })?;
                 copy_bytes(
                     source.as_raw_fd(),
                     target.as_raw_fd(),
                     entry.stat.st_size as u64,
                 )?;
-                finish(target.as_raw_fd(), owner, mode)?;
+                sides.to.act(|| finish(target.as_raw_fd(), owner, mode))?;
             }
             _ => {}
         }

@@ -16,9 +16,15 @@
 //! A supervisor is reused for later runs, so a run costs a clone, a fork and an exec rather
 //! than a process start of this binary. A supervisor that fails mid-run is discarded and the run
 //! reported as a launch failure.
+//!
+//! Supervisors are either started by this process (which must then be root) or served by a
+//! sandbox daemon (see `daemon`) to a process that need not be: the daemon starts one per
+//! connection, and it uses the connecting process's permissions for every host path.
 
 mod child;
+mod daemon;
 mod pump;
+mod resources;
 mod supervisor;
 
 use std::ffi::OsString;
@@ -29,6 +35,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
+pub use daemon::{DaemonError, SandboxDaemon};
 pub use supervisor::supervisor_main;
 
 use crate::identity::{IdentityError, IdentityRange, RANGE_VARIABLE};
@@ -82,14 +89,25 @@ impl SupervisorCommand {
 /// The native Linux sandbox. Cheap to share; concurrent runs use separate supervisors, each
 /// claiming a run identity of its own from the range (see `identity`).
 pub struct NativeSandbox {
-    command: SupervisorCommand,
+    origin: Origin,
     idle: Mutex<Vec<Supervisor>>,
-    /// `Err` when the configured identity range is unusable; every run then says why.
-    identities: Result<IdentityRange, IdentityError>,
+}
+
+/// Where this sandbox's supervisors come from.
+enum Origin {
+    /// Started here. `Err` when the configured identity range is unusable; every run then
+    /// says why.
+    Spawned {
+        command: SupervisorCommand,
+        identities: Result<IdentityRange, IdentityError>,
+    },
+    /// One per connection to a sandbox daemon's socket.
+    Daemon(PathBuf),
 }
 
 struct Supervisor {
-    process: Child,
+    /// `None` for a daemon's supervisor (the daemon owns the process).
+    process: Option<Child>,
     socket: UnixStream,
 }
 
@@ -108,7 +126,17 @@ impl Supervisor {
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()?;
-        Ok(Self { process, socket })
+        Ok(Self {
+            process: Some(process),
+            socket,
+        })
+    }
+
+    fn connect(socket: &std::path::Path) -> io::Result<Self> {
+        Ok(Self {
+            process: None,
+            socket: UnixStream::connect(socket)?,
+        })
     }
 
     fn response(&mut self) -> io::Result<RunOutcome> {
@@ -118,8 +146,10 @@ impl Supervisor {
     /// Ends a supervisor that failed mid-run (its identity is free once the process is gone).
     fn discard(mut self) {
         let _ = self.socket.shutdown(std::net::Shutdown::Both);
-        let _ = self.process.kill();
-        let _ = self.process.wait();
+        if let Some(process) = &mut self.process {
+            let _ = process.kill();
+            let _ = process.wait();
+        }
     }
 
     /// Ends an idle supervisor: end of stream lets it remove its cgroups and exit; one that
@@ -127,9 +157,12 @@ impl Supervisor {
     /// supervisor to start).
     fn retire(mut self) {
         let _ = self.socket.shutdown(std::net::Shutdown::Write);
+        let Some(process) = &mut self.process else {
+            return;
+        };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         while std::time::Instant::now() < deadline {
-            if let Ok(Some(_)) = self.process.try_wait() {
+            if let Ok(Some(_)) = process.try_wait() {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
@@ -152,9 +185,20 @@ impl NativeSandbox {
         range: Result<IdentityRange, IdentityError>,
     ) -> Self {
         Self {
-            command,
+            origin: Origin::Spawned {
+                command,
+                identities: range.and_then(|r| r.check_host().map(|()| r)),
+            },
             idle: Mutex::new(Vec::new()),
-            identities: range.and_then(|r| r.check_host().map(|()| r)),
+        }
+    }
+
+    /// A sandbox whose supervisors a sandbox daemon serves on `socket` (see
+    /// [`SandboxDaemon`]); this process needs no privilege beyond connecting.
+    pub fn connect(socket: impl Into<PathBuf>) -> Self {
+        Self {
+            origin: Origin::Daemon(socket.into()),
+            idle: Mutex::new(Vec::new()),
         }
     }
 
@@ -163,19 +207,25 @@ impl NativeSandbox {
         if let Some(supervisor) = idle {
             return Ok(supervisor);
         }
-        let identities = self
-            .identities
-            .clone()
-            .map_err(|e| (Status::ConfigError, e.to_string()))?;
-        Supervisor::spawn(&self.command, identities).map_err(|e| {
-            (
-                Status::LaunchFailure,
-                format!(
-                    "start the sandbox supervisor {}: {e}",
-                    self.command.program.display()
-                ),
-            )
-        })
+        match &self.origin {
+            Origin::Spawned {
+                command,
+                identities,
+            } => {
+                let identities = identities
+                    .clone()
+                    .map_err(|e| (Status::ConfigError, e.to_string()))?;
+                Supervisor::spawn(command, identities).map_err(|e| {
+                    let program = command.program.display();
+                    let message = format!("start the sandbox supervisor {program}: {e}");
+                    (Status::LaunchFailure, message)
+                })
+            }
+            Origin::Daemon(socket) => Supervisor::connect(socket).map_err(|e| {
+                let message = format!("connect to the sandbox daemon at {}: {e}", socket.display());
+                (Status::LaunchFailure, message)
+            }),
+        }
     }
 
     fn checkin(&self, supervisor: Supervisor) {

@@ -16,12 +16,15 @@ use std::time::Instant;
 
 use super::child::{self, ChildPlan, SetupFailure};
 use super::pump::{Pump, Streams};
+use super::resources::{CpuClaims, RunNetns};
+use crate::caller::Caller;
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
 use crate::outcome::{classify, EnforcedKill, Evidence, Fault, RunOutcome, Status, Termination};
 use crate::protocol::{self, Incoming};
 use crate::rootfs::{RootfsLayout, Template};
 use crate::scratch::{Scratch, ScratchError};
 use crate::seccomp::Profile;
+use crate::sources::HostSources;
 use crate::spec::{PassedFds, RunSpec, Stderr, Stdin, Stdout};
 use crate::sys;
 
@@ -47,8 +50,17 @@ pub fn supervisor_main() -> ! {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // SAFETY: fd 0 is the socket the client passed; this process owns it from here on.
     let socket = UnixStream::from(unsafe { OwnedFd::from_raw_fd(0) });
+    // The client's credentials, as the kernel recorded them: every host path of its runs is
+    // used with them (see `caller`).
+    let caller = match Caller::of_socket(socket.as_raw_fd()) {
+        Ok(caller) => caller,
+        Err(err) => {
+            eprintln!("ulticode sandbox supervisor: whose runs these are: {err}");
+            std::process::exit(2);
+        }
+    };
     reserve_records_fds();
-    let mut supervisor = Supervisor::start(RunIdentity::claim());
+    let mut supervisor = Supervisor::start(RunIdentity::claim(), caller);
     loop {
         let (spec, fds) = match protocol::receive_request(&socket) {
             Ok(Incoming::Request(spec, fds)) => (*spec, fds),
@@ -123,6 +135,8 @@ fn lock_dir() -> Result<PathBuf, String> {
 }
 
 struct Supervisor {
+    /// Whose permissions the runs' host paths are used with.
+    caller: Caller,
     /// `Err` when no identity could be claimed; every run then reports it as a config error.
     identity: Result<RunIdentity, String>,
     /// The CPUs this supervisor's runs are pinned to, one at a time.
@@ -143,7 +157,7 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    fn start(identity: Result<RunIdentity, String>) -> Self {
+    fn start(identity: Result<RunIdentity, String>, caller: Caller) -> Self {
         let cgroups = CgroupHierarchy::detect()
             .and_then(|h| h.prepare().map(|()| h))
             .map_err(|e| e.to_string());
@@ -168,6 +182,7 @@ impl Supervisor {
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         Self {
+            caller,
             identity,
             cpus_to_pin,
             cgroups,
@@ -195,14 +210,22 @@ impl Supervisor {
         };
         let scratch: Result<Vec<Scratch>, _> = spec
             .writable_dirs()
-            .map(|dir| Scratch::create(dir, spec.limits.tmp_bytes, spec.limits.tmp_inodes, uid))
+            .map(|dir| {
+                let limits = &spec.limits;
+                Scratch::create(dir, limits.tmp_bytes, limits.tmp_inodes, uid, &self.caller)
+            })
             .collect();
         let scratch = match scratch {
             Ok(scratch) => scratch,
             Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.to_string()),
         };
         let mounts: Vec<RawFd> = scratch.iter().map(Scratch::mount_fd).collect();
-        match self.prepare(spec, &mounts) {
+        // Held until init has bound them (it inherits the descriptors at the clone).
+        let sources = match HostSources::open(spec, &self.caller) {
+            Ok(sources) => sources,
+            Err(message) => return RunOutcome::infrastructure(Status::ConfigError, message),
+        };
+        match self.prepare(spec, &mounts, &sources) {
             Ok((mounts, cgroup)) => {
                 let mut outcome = self.run_in(spec, fds, &mounts, &cgroup, control, uid);
                 self.retired = Some(cgroup);
@@ -220,12 +243,13 @@ impl Supervisor {
         &mut self,
         spec: &RunSpec,
         scratch: &[RawFd],
+        sources: &HostSources,
     ) -> Result<(Vec<crate::rootfs::MountOp>, RunCgroup), String> {
         let mounts = self
             .template
             .as_mut()
             .map_err(|e| e.clone())?
-            .prepare(spec, scratch)?;
+            .prepare(spec, scratch, sources)?;
         let mut cgroup = match self.next_cgroup.take() {
             Some(cgroup) => cgroup,
             None => {
@@ -283,7 +307,7 @@ impl Supervisor {
         control: RawFd,
         uid: u32,
     ) -> RunOutcome {
-        let io = match RunIo::open(spec, fds, cgroup) {
+        let io = match RunIo::open(spec, fds, cgroup, &self.caller) {
             Ok(io) => io,
             Err((status, message)) => return RunOutcome::infrastructure(status, message),
         };
@@ -484,100 +508,7 @@ fn copy_back(scratch: &[Scratch], outcome: &mut RunOutcome) {
     }
 }
 
-/// The CPUs runs are pinned to: one run per CPU across every supervisor on the host while
-/// there are enough. A run claims a free CPU (an exclusive lock on the CPU's file, held for the
-/// run) starting from its slot's, so however many supervisors exist and whichever slots the
-/// busy ones hold, concurrent runs spread over the CPUs; when every CPU is busy the run shares
-/// its slot's. (Pinning by slot alone put two busy supervisors of slots 0 and 2 on one CPU of
-/// two while the other idled.)
-struct CpuClaims {
-    /// Each allowed CPU with its lock file, in order.
-    cpus: Vec<(u32, Option<std::fs::File>)>,
-    /// Where a run's search starts: its slot's CPU.
-    first: usize,
-}
-
-/// A claimed CPU, released when dropped.
-struct CpuClaim(RawFd);
-
-impl Drop for CpuClaim {
-    fn drop(&mut self) {
-        // SAFETY: flock on a descriptor the supervisor keeps open for its life.
-        unsafe { libc::flock(self.0, libc::LOCK_UN) };
-    }
-}
-
-impl CpuClaims {
-    /// The claims of the CPUs this process may use, shared with every supervisor on the host.
-    fn open(slot: usize) -> Self {
-        let dir = staging_dir().map(|staging| staging.with_file_name("cpus"));
-        let dir = dir.ok().filter(|dir| std::fs::create_dir_all(dir).is_ok());
-        Self::in_dir(dir.as_deref(), super::allowed_cpus(), slot)
-    }
-
-    /// Claims of `cpus` through lock files in `dir` (none: every run shares its slot's CPU).
-    fn in_dir(dir: Option<&Path>, cpus: Vec<u32>, slot: usize) -> Self {
-        let cpus: Vec<_> = cpus
-            .into_iter()
-            .map(|cpu| {
-                let file = dir.and_then(|dir| {
-                    std::fs::File::options()
-                        .create(true)
-                        .truncate(false)
-                        .write(true)
-                        .open(dir.join(format!("cpu-{cpu}")))
-                        .ok()
-                });
-                (cpu, file)
-            })
-            .collect();
-        let first = if cpus.is_empty() {
-            0
-        } else {
-            slot % cpus.len()
-        };
-        Self { cpus, first }
-    }
-
-    /// The CPU for the next run, and its claim if it got one to itself.
-    fn claim(&self) -> (Option<u32>, Option<CpuClaim>) {
-        let n = self.cpus.len();
-        for k in 0..n {
-            let (cpu, file) = &self.cpus[(self.first + k) % n];
-            let Some(file) = file else { continue };
-            // SAFETY: flock on a descriptor this supervisor owns.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return (Some(*cpu), Some(CpuClaim(file.as_raw_fd())));
-            }
-        }
-        (self.cpus.get(self.first).map(|(cpu, _)| *cpu), None)
-    }
-}
-
-/// The network namespace this supervisor's runs join, one run at a time: made once, when the
-/// supervisor starts, with no interface up (not even loopback). Runs of different supervisors
-/// (all concurrent runs) never share one. A later run of the same supervisor finds nothing the
-/// earlier left: a run has no capability to configure the namespace (addresses, routes,
-/// sysctls), and its sockets close with its processes, all of which are gone (the pid
-/// namespace's end) before the next run starts. Making one per run cost ~430 µs, and its
-/// teardown another ~290 µs of a kernel worker.
-struct RunNetns {
-    fd: OwnedFd,
-}
-
-impl RunNetns {
-    fn create() -> io::Result<Self> {
-        let home = open_read(Path::new("/proc/self/ns/net"))?;
-        // SAFETY: unshare/setns with valid flags and a descriptor we own.
-        unsafe { sys::check(libc::unshare(libc::CLONE_NEWNET))? };
-        let fresh = open_read(Path::new("/proc/self/ns/net"));
-        // SAFETY: as above.
-        unsafe { sys::check(libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET))? };
-        Ok(Self { fd: fresh? })
-    }
-}
-
-fn staging_dir() -> Result<PathBuf, String> {
+pub(super) fn staging_dir() -> Result<PathBuf, String> {
     let mut errors = Vec::new();
     for dir in STAGING_DIRS {
         match std::fs::create_dir_all(dir) {
@@ -686,7 +617,12 @@ struct ParentIo {
 }
 
 impl RunIo {
-    fn open(spec: &RunSpec, fds: PassedFds, cgroup: &RunCgroup) -> Result<Self, (Status, String)> {
+    fn open(
+        spec: &RunSpec,
+        fds: PassedFds,
+        cgroup: &RunCgroup,
+        caller: &Caller,
+    ) -> Result<Self, (Status, String)> {
         let launch = |what: &str| {
             let what = what.to_string();
             move |e: io::Error| (Status::LaunchFailure, format!("{what}: {e}"))
@@ -700,7 +636,7 @@ impl RunIo {
                 None,
             ),
             Stdin::File(path) => (
-                open_no_symlinks(path).map_err(|e| {
+                caller.act(|| open_no_symlinks(path)).map_err(|e| {
                     (
                         Status::ConfigError,
                         format!("stdin file {}: {e}", path.display()),
@@ -791,7 +727,7 @@ fn open_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
     crate::mountapi::open_no_symlinks(libc::AT_FDCWD, &path, libc::O_RDONLY)
 }
 
-fn open_read(path: &Path) -> io::Result<OwnedFd> {
+pub(super) fn open_read(path: &Path) -> io::Result<OwnedFd> {
     Ok(OwnedFd::from(std::fs::File::open(path)?))
 }
 
@@ -851,35 +787,6 @@ mod tests {
         assert!(limits.contains(&(libc::RLIMIT_CPU, 3, 4)));
         let stack = spec.limits.memory_bytes as libc::rlim_t;
         assert!(limits.contains(&(libc::RLIMIT_STACK, stack, stack)));
-    }
-
-    #[test]
-    fn concurrent_runs_spread_over_the_cpus_whatever_their_slots() {
-        let dir = tempfile::tempdir().unwrap();
-        let supervisor = |slot| CpuClaims::in_dir(Some(dir.path()), vec![4, 7], slot);
-        // Slots 0 and 2 both start at the first CPU; the second run takes the other.
-        let (first, second, third) = (supervisor(0), supervisor(2), supervisor(1));
-        let (cpu, held_first) = first.claim();
-        assert_eq!(cpu, Some(4));
-        assert!(held_first.is_some());
-        let (cpu, held_second) = second.claim();
-        assert_eq!(cpu, Some(7));
-        assert!(held_second.is_some());
-        // Every CPU busy: the run shares its slot's CPU, claiming nothing.
-        let (cpu, held) = third.claim();
-        assert_eq!(cpu, Some(7));
-        assert!(held.is_none());
-        drop(held_first);
-        let (cpu, held) = third.claim();
-        assert_eq!(cpu, Some(4));
-        assert!(held.is_some());
-    }
-
-    #[test]
-    fn without_lock_files_runs_keep_their_slots_cpu() {
-        let claims = CpuClaims::in_dir(None, vec![0, 1], 3);
-        assert_eq!(claims.claim().0, Some(1));
-        assert_eq!(CpuClaims::in_dir(None, Vec::new(), 3).claim().0, None);
     }
 
     #[test]

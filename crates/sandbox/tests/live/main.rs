@@ -6,12 +6,15 @@
 //! - `isolation`: attacks on concurrent runs, the supervisors and the host's shared files, and
 //!   attempts to forge the sandbox's evidence.
 //! - `connected`: runs wired to each other through passed descriptors, and cancellation.
+//! - `daemon`: the sandbox daemon serving an unprivileged client, and refusing it what its
+//!   own permissions refuse.
 //!
 //! The test binary is its own sandbox supervisor (it dispatches on the supervisor argument
 //! before the harness starts), so the suite needs nothing but root and this crate.
 
 mod attacks;
 mod connected;
+mod daemon;
 mod isolation;
 mod leftovers;
 mod records;
@@ -31,6 +34,9 @@ fn main() {
     if std::env::args_os().nth(1).as_deref() == Some(sandbox::SUPERVISOR_ARG.as_ref()) {
         sandbox::supervisor_main();
     }
+    if std::env::args_os().nth(1).as_deref() == Some(daemon::CLIENT_ARG.as_ref()) {
+        daemon::client_main();
+    }
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = attacks::all()
         .into_iter()
@@ -41,6 +47,7 @@ fn main() {
     trials.extend(connected::all());
     trials.extend(records::all());
     trials.extend(leftovers::all());
+    trials.extend(daemon::all());
     libtest_mimic::run(&args, trials).exit();
 }
 

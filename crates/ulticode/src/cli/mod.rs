@@ -141,8 +141,16 @@ fn open_compile_cache(
     Ok(std::sync::Arc::new(cache))
 }
 
-/// The native sandbox, with this binary as its supervisor.
+/// Where a process that is not root reaches the sandbox: the socket of `ulticode sandbox
+/// daemon`, run as root.
+pub(crate) const SANDBOX_SOCKET_VARIABLE: &str = "ULTICODE_SANDBOX_SOCKET";
+
+/// The native sandbox: served by the sandbox daemon when `ULTICODE_SANDBOX_SOCKET` names its
+/// socket, else with this binary as its own supervisor (which needs root).
 fn native_sandbox() -> anyhow::Result<sandbox::NativeSandbox> {
+    if let Some(socket) = std::env::var_os(SANDBOX_SOCKET_VARIABLE).filter(|s| !s.is_empty()) {
+        return Ok(sandbox::NativeSandbox::connect(socket));
+    }
     let command = sandbox::SupervisorCommand::current_exe()
         .map_err(|e| anyhow::anyhow!("cannot locate the ulticode executable: {e}"))?;
     Ok(sandbox::NativeSandbox::new(command))

@@ -1,4 +1,4 @@
-//! `ulticode sandbox run | doctor`.
+//! `ulticode sandbox run | doctor | daemon`.
 
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
@@ -21,6 +21,25 @@ pub enum SandboxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the sandbox to unprivileged processes (run as root; the only process that needs
+    /// it). Clients set ULTICODE_SANDBOX_SOCKET to the socket; each run's host paths are used
+    /// with its client's permissions, never root's.
+    Daemon(DaemonArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// The Unix socket to listen on (a stale socket there is replaced).
+    #[arg(
+        long,
+        env = "ULTICODE_SANDBOX_SOCKET",
+        value_name = "PATH",
+        default_value = "/run/ulticode/sandbox.sock"
+    )]
+    socket: PathBuf,
+    /// The group allowed to connect (the socket is mode 0660, root and this group).
+    #[arg(long, value_name = "NAME", default_value = "ulticode")]
+    group: String,
 }
 
 #[derive(Debug, Args)]
@@ -85,6 +104,7 @@ impl SandboxCommand {
         match self {
             SandboxCommand::Run(args) => run(args),
             SandboxCommand::Doctor { json } => doctor(json),
+            SandboxCommand::Daemon(args) => daemon(args),
         }
     }
 }
@@ -245,4 +265,34 @@ fn doctor(json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
+    let group = group_id(&args.group)?;
+    let command = sandbox::SupervisorCommand::current_exe()
+        .context("cannot locate the ulticode executable")?;
+    let identities = sandbox::IdentityRange::from_env()?;
+    let daemon = sandbox::SandboxDaemon::bind(&args.socket, group, command, identities)?;
+    eprintln!(
+        "ulticode sandbox daemon: serving {} to root and group {} (run identities {})",
+        args.socket.display(),
+        args.group,
+        identities.to_arg()
+    );
+    daemon.serve().context("accept a sandbox connection")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The id of a group named in `/etc/group`, or a numeric id as given.
+fn group_id(name: &str) -> anyhow::Result<u32> {
+    if let Ok(id) = name.parse() {
+        return Ok(id);
+    }
+    let groups = std::fs::read_to_string("/etc/group").context("read /etc/group")?;
+    groups
+        .lines()
+        .map(|line| line.split(':').collect::<Vec<_>>())
+        .find(|fields| fields.first() == Some(&name))
+        .and_then(|fields| fields.get(2)?.parse().ok())
+        .with_context(|| format!("no group named {name:?} in /etc/group"))
 }
