@@ -280,6 +280,7 @@ fn bench_reports_the_overhead_figures() {
         "sandbox_sequential",
         "bare_parallel_2",
         "sandbox_parallel_2",
+        "cli_cold",
     ] {
         assert_eq!(report[series]["runs"], 4, "{series}: {report}");
         assert!(report[series]["median_ms"].as_f64().unwrap() > 0.0);

@@ -228,6 +228,16 @@ impl NativeSandbox {
         }
     }
 
+    /// Ends this sandbox without waiting for its idle supervisors: each sees its stream end,
+    /// removes its cgroups and exits on its own. For a process about to exit (`ulticode
+    /// sandbox run`), whose user need not wait for that cleanup.
+    pub fn leave(self) {
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        for supervisor in idle {
+            let _ = supervisor.socket.shutdown(std::net::Shutdown::Write);
+        }
+    }
+
     fn checkin(&self, supervisor: Supervisor) {
         self.idle
             .lock()

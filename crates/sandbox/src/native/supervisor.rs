@@ -79,6 +79,8 @@ pub fn supervisor_main() -> ! {
         if protocol::write_response(&mut writer, &outcome).is_err() {
             std::process::exit(0);
         }
+        drop(writer);
+        supervisor.between_runs();
     }
 }
 
@@ -137,6 +139,8 @@ fn lock_dir() -> Result<PathBuf, String> {
 struct Supervisor {
     /// Whose permissions the runs' host paths are used with.
     caller: Caller,
+    /// Where to mount the hierarchy that makes cgroup joins cheap, until it is done.
+    favor_dynamic_changes: Option<PathBuf>,
     /// `Err` when no identity could be claimed; every run then reports it as a config error.
     identity: Result<RunIdentity, String>,
     /// The CPUs this supervisor's runs are pinned to, one at a time.
@@ -169,20 +173,19 @@ impl Supervisor {
                 let id = identity.as_ref().map_err(Clone::clone)?;
                 Template::build(layout, id.uid, id.uid)
             });
-        // Only once inside the private mount namespace the template made. A kernel without
-        // `favordynmods` keeps the slower joins; nothing about the sandbox's guarantees changes.
-        if let (Ok(hierarchy), Ok(_), Ok(staging)) = (&cgroups, &template, &staging) {
-            let mountpoint = staging.with_file_name("cgroup-favordynmods");
-            if let Err(e) = hierarchy.favor_dynamic_changes(&mountpoint) {
-                eprintln!("ulticode sandbox supervisor: cgroup joins stay on the slow path: {e}");
-            }
-        }
+        // Only inside the private mount namespace the template made, and only after the first
+        // run (see `between_runs`).
+        let favor_dynamic_changes = match (&template, &staging) {
+            (Ok(_), Ok(staging)) => Some(staging.with_file_name("cgroup-favordynmods")),
+            _ => None,
+        };
         let netns = RunNetns::create().map_err(|e| format!("network namespace: {e}"));
         let cpus_to_pin = CpuClaims::open(identity.as_ref().map_or(0, |id| id.slot as usize));
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         Self {
             caller,
+            favor_dynamic_changes,
             identity,
             cpus_to_pin,
             cgroups,
@@ -282,6 +285,21 @@ impl Supervisor {
             if let Ok(hierarchy) = &self.cgroups {
                 self.next_cgroup = hierarchy.create_run(&name).ok();
             }
+        }
+    }
+
+    /// Work that waits for an answered run, so a one-run client (`ulticode sandbox run`) never
+    /// waits for it: the `favordynmods` hierarchy, whose first mount on a host waits for an
+    /// RCU grace period (~8 ms) that it saves later joins (see
+    /// [`CgroupHierarchy::favor_dynamic_changes`]). A kernel without it keeps the slower joins;
+    /// nothing about the sandbox's guarantees changes.
+    fn between_runs(&mut self) {
+        let (Some(mountpoint), Ok(hierarchy)) = (self.favor_dynamic_changes.take(), &self.cgroups)
+        else {
+            return;
+        };
+        if let Err(e) = hierarchy.favor_dynamic_changes(&mountpoint) {
+            eprintln!("ulticode sandbox supervisor: cgroup joins stay on the slow path: {e}");
         }
     }
 

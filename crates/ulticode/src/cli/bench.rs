@@ -44,7 +44,8 @@ pub enum BenchCommand {
     Contest(super::bench_contest::ContestArgs),
     /// The search index: reindex time and query latency over generated problems.
     Search(super::bench_events::SearchArgs),
-    /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time.
+    /// Overhead of a sandboxed `/bin/true` over a bare spawn, sequential and 2 at a time, and
+    /// `ulticode sandbox run` as a whole process (cold: it starts its own supervisor).
     Sandbox {
         /// The program to run, with its arguments [default: /bin/true].
         #[arg(last = true, value_name = "PROGRAM [ARGS]...")]
@@ -124,6 +125,10 @@ struct SandboxBench {
     overhead_ms_median: f64,
     /// The same, two runs at a time.
     overhead_ms_median_parallel_2: f64,
+    /// `ulticode sandbox run -- PROGRAM` as a whole process, one after another: each starts
+    /// its own supervisor and returns once the outcome is known (the supervisor's cleanup
+    /// goes on after).
+    cli_cold: Series,
 }
 
 fn bare_spawn(program: &[String]) -> anyhow::Result<Duration> {
@@ -159,6 +164,27 @@ fn sandboxed(sandbox: &dyn Sandbox, program: &[String]) -> anyhow::Result<Durati
             program.join(" "),
             outcome.status,
             outcome.message.unwrap_or_default()
+        );
+    }
+    Ok(elapsed)
+}
+
+fn cold_cli(program: &[String]) -> anyhow::Result<Duration> {
+    let exe = std::env::current_exe()?;
+    let started = Instant::now();
+    let status = Command::new(exe)
+        .args(["sandbox", "run", "--"])
+        .args(program)
+        .env_remove(super::SANDBOX_SOCKET_VARIABLE)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    let elapsed = started.elapsed();
+    if !status.success() {
+        bail!(
+            "ulticode sandbox run -- {} failed: {status}",
+            program.join(" ")
         );
     }
     Ok(elapsed)
@@ -205,6 +231,7 @@ fn bench_sandbox(program: &[String], runs: usize, json: bool) -> anyhow::Result<
     let sandbox_sequential = sample(runs, 1, sandboxed)?;
     let bare_parallel_2 = sample(runs, 2, bare)?;
     let sandbox_parallel_2 = sample(runs, 2, sandboxed)?;
+    let cli_cold = sample(runs.min(100), 1, || cold_cli(program))?;
     let report = SandboxBench {
         program: program.join(" "),
         overhead_ms_median: sandbox_sequential.median_ms - bare_sequential.median_ms,
@@ -213,6 +240,7 @@ fn bench_sandbox(program: &[String], runs: usize, json: bool) -> anyhow::Result<
         sandbox_sequential,
         bare_parallel_2,
         sandbox_parallel_2,
+        cli_cold,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -224,6 +252,7 @@ fn bench_sandbox(program: &[String], runs: usize, json: bool) -> anyhow::Result<
             ("sandbox, sequential", &report.sandbox_sequential),
             ("bare, 2 at a time", &report.bare_parallel_2),
             ("sandbox, 2 at a time", &report.sandbox_parallel_2),
+            ("`sandbox run`, cold", &report.cli_cold),
         ] {
             println!(
                 "{name:<22}{:>10.3}{:>10.3}",

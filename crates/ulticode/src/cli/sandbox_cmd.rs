@@ -184,6 +184,8 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .start(&spec, fds)
         .context("invalid sandbox request")?
         .wait();
+    // The supervisor cleans up after the run on its own; this command has its answer.
+    sandbox.leave();
     if args.json {
         // Written straight out: no second copy of up to two output caps in memory.
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
