@@ -68,6 +68,11 @@ pub fn supervisor_main() -> ! {
                 supervisor.shutdown();
                 std::process::exit(0);
             }
+            // A client killed while this supervisor was idle: nothing was asked, nothing is lost.
+            Err(err) if err.kind() == io::ErrorKind::ConnectionReset => {
+                supervisor.shutdown();
+                std::process::exit(0);
+            }
             Err(err) => {
                 eprintln!("ulticode sandbox supervisor: bad request: {err}");
                 supervisor.shutdown();
