@@ -1026,16 +1026,8 @@ impl<'a> Judge<'a> {
                 return result;
             }
         };
-        let inputs = match tempfile::Builder::new()
-            .prefix("ulticode-passes-")
-            .tempdir()
-        {
-            Ok(dir) => dir,
-            Err(e) => {
-                result.message = format!("pass inputs: {e}");
-                return result;
-            }
-        };
+        // Made at a second pass only: most tests have one.
+        let mut inputs: Option<tempfile::TempDir> = None;
         let mut input = case.input.clone();
         let mut pass = 1;
         let (decision, output) = loop {
@@ -1081,7 +1073,17 @@ impl<'a> Judge<'a> {
                 );
             }
             pass += 1;
-            input = inputs.path().join(format!("pass{pass}.in"));
+            let dir = match &mut inputs {
+                Some(dir) => dir,
+                None => match tempfile::Builder::new()
+                    .prefix("ulticode-passes-")
+                    .tempdir()
+                {
+                    Ok(dir) => inputs.insert(dir),
+                    Err(e) => break (system_error(format!("pass inputs: {e}")), output),
+                },
+            };
+            input = dir.path().join(format!("pass{pass}.in"));
             if let Err(e) = std::fs::rename(&next, &input) {
                 break (system_error(format!("nextpass.in: {e}")), output);
             }
