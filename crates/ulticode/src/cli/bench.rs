@@ -131,19 +131,25 @@ struct SandboxBench {
     cli_cold: Series,
 }
 
-fn bare_spawn(program: &[String]) -> anyhow::Result<Duration> {
+/// How long `command` takes to exit, with no stdio; an unsuccessful exit is an error.
+fn timed(mut command: Command, what: &str) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let status = Command::new(&program[0])
-        .args(&program[1..])
+    let status = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()?;
     let elapsed = started.elapsed();
     if !status.success() {
-        bail!("{} failed: {status}", program.join(" "));
+        bail!("{what} failed: {status}");
     }
     Ok(elapsed)
+}
+
+fn bare_spawn(program: &[String]) -> anyhow::Result<Duration> {
+    let mut command = Command::new(&program[0]);
+    command.args(&program[1..]);
+    timed(command, &program.join(" "))
 }
 
 fn sandboxed(sandbox: &dyn Sandbox, program: &[String]) -> anyhow::Result<Duration> {
@@ -170,24 +176,15 @@ fn sandboxed(sandbox: &dyn Sandbox, program: &[String]) -> anyhow::Result<Durati
 }
 
 fn cold_cli(program: &[String]) -> anyhow::Result<Duration> {
-    let exe = std::env::current_exe()?;
-    let started = Instant::now();
-    let status = Command::new(exe)
+    let mut command = Command::new(std::env::current_exe()?);
+    command
         .args(["sandbox", "run", "--"])
         .args(program)
-        .env_remove(super::SANDBOX_SOCKET_VARIABLE)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()?;
-    let elapsed = started.elapsed();
-    if !status.success() {
-        bail!(
-            "ulticode sandbox run -- {} failed: {status}",
-            program.join(" ")
-        );
-    }
-    Ok(elapsed)
+        .env_remove(super::SANDBOX_SOCKET_VARIABLE);
+    timed(
+        command,
+        &format!("ulticode sandbox run -- {}", program.join(" ")),
+    )
 }
 
 /// `runs` samples of `one`, taken by `threads` threads at once.
