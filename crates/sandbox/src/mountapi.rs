@@ -7,7 +7,7 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::sys;
 
@@ -86,6 +86,13 @@ pub fn clone_tree(source: RawFd) -> io::Result<OwnedFd> {
     })
 }
 
+/// A detached copy of the mount tree at `source` with `attrs` set on every mount of it.
+pub fn clone_tree_with_attrs(source: RawFd, attrs: u64) -> io::Result<OwnedFd> {
+    let tree = clone_tree(source)?;
+    set_attrs_recursively(tree.as_raw_fd(), attrs)?;
+    Ok(tree)
+}
+
 /// Sets `attrs` on every mount of the tree `tree` (a detached or attached mount descriptor).
 pub fn set_attrs_recursively(tree: RawFd, attrs: u64) -> io::Result<()> {
     let attr = MountAttr {
@@ -136,7 +143,7 @@ pub fn detached_tmpfs(options: &[(&CStr, &CStr)], attrs: u64) -> io::Result<Owne
         let rc = unsafe {
             libc::syscall(
                 libc::SYS_fsconfig,
-                std::os::fd::AsRawFd::as_raw_fd(&context),
+                context.as_raw_fd(),
                 cmd,
                 ptr(key),
                 ptr(value),
@@ -153,7 +160,7 @@ pub fn detached_tmpfs(options: &[(&CStr, &CStr)], attrs: u64) -> io::Result<Owne
     fd_result(unsafe {
         libc::syscall(
             libc::SYS_fsmount,
-            std::os::fd::AsRawFd::as_raw_fd(&context),
+            context.as_raw_fd(),
             FSMOUNT_CLOEXEC,
             attrs,
         )

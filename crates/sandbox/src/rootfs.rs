@@ -540,15 +540,14 @@ impl MountOp {
                 let source =
                     crate::mountapi::open_no_symlinks(libc::AT_FDCWD, source, libc::O_PATH)
                         .map_err(step("open the source (symlinks are refused)"))?;
-                let tree = crate::mountapi::clone_tree(std::os::fd::AsRawFd::as_raw_fd(&source))
-                    .map_err(step("clone its mount tree"))?;
-                let tree = std::os::fd::AsRawFd::as_raw_fd(&tree);
                 let mut attrs = mount_attrs(*extra_flags);
                 if !writable {
                     attrs |= crate::mountapi::ATTR_RDONLY;
                 }
-                crate::mountapi::set_attrs_recursively(tree, attrs)
-                    .map_err(step("set its attributes"))?;
+                let source = std::os::fd::AsRawFd::as_raw_fd(&source);
+                let tree = crate::mountapi::clone_tree_with_attrs(source, attrs)
+                    .map_err(step("copy its mount tree with its attributes"))?;
+                let tree = std::os::fd::AsRawFd::as_raw_fd(&tree);
                 crate::mountapi::attach(tree, target).map_err(step("attach it"))
             }
             MountOp::BindOpened { source, target, .. } => crate::mountapi::attach(*source, target),

@@ -4,7 +4,6 @@
 
 use std::ffi::CString;
 use std::fs;
-use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
@@ -54,7 +53,8 @@ impl HostSources {
                     host.display()
                 ));
             }
-            let tree = read_only_tree(&fd)
+            let attrs = mount_attrs(NOSUID_NODEV) | mountapi::ATTR_RDONLY;
+            let tree = mountapi::clone_tree_with_attrs(fd.as_raw_fd(), attrs)
                 .map_err(|e| format!("bind source {}: copy its mount tree: {e}", host.display()))?;
             opened.push((tree, meta.is_dir()));
         }
@@ -74,15 +74,6 @@ impl HostSources {
             .iter()
             .map(move |bind| bind.writable || read_only.next().is_some_and(|(_, dir)| *dir))
     }
-}
-
-/// A detached copy of the mount tree at `source`, read-only (and `nosuid,nodev`) on every
-/// submount.
-fn read_only_tree(source: &OwnedFd) -> io::Result<OwnedFd> {
-    let tree = mountapi::clone_tree(source.as_raw_fd())?;
-    let attrs = mount_attrs(NOSUID_NODEV) | mountapi::ATTR_RDONLY;
-    mountapi::set_attrs_recursively(tree.as_raw_fd(), attrs)?;
-    Ok(tree)
 }
 
 #[cfg(test)]
