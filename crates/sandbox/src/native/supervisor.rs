@@ -31,11 +31,11 @@ use crate::sys;
 /// Where each run mounts its root tmpfs (inside its own mount namespace).
 const STAGING_DIRS: &[&str] = &["/run/ulticode-sandbox/root", "/tmp/ulticode-sandbox/root"];
 
-/// The network namespace is not among these: it is created ahead of time (see [`NetnsSupply`])
-/// and joined by init, because creating one is the most expensive part of a run.
+/// Neither the network nor the mount namespace is among these: init joins the supervisor's
+/// network namespace and enters a copy of the template's mount namespace (see
+/// [`crate::rootfs::MountOp::EnterTemplate`]), because making them per run costs the most.
 const CLONE_FLAGS: libc::c_ulong =
-    (libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS)
-        as libc::c_ulong;
+    (libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS) as libc::c_ulong;
 
 /// Variables every profile starts from; nothing else from the host is inherited.
 const BASE_ENV: &[(&str, &str)] = &[
