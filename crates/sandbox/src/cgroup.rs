@@ -322,7 +322,11 @@ impl CgroupHierarchy {
         let mut created = RunCgroup {
             version: self.version(),
             dirs: Vec::new(),
+            procs: Vec::new(),
             memory_limit: None,
+            pids_limit: None,
+            baseline: Counters::default(),
+            settled: false,
         };
         for base in self.base_dirs() {
             let path = base.join(&name);
@@ -408,14 +412,38 @@ pub struct CgroupStats {
     pub fork_refusals: u64,
 }
 
-/// The cgroup (one directory per v1 controller, or one v2 directory) of a single run.
+/// The cgroup (one directory per v1 controller, or one v2 directory) of a run: on v1, of one
+/// supervisor's runs in turn (see [`RunCgroup::reuse`]).
 #[derive(Debug)]
 pub struct RunCgroup {
     version: CgroupVersion,
     /// v1: memory, pids, cpuacct; v2: the one directory.
     dirs: Vec<RunDir>,
+    /// Each directory's `cgroup.procs`, open for writing (once, at the first run).
+    procs: Vec<OwnedFd>,
     /// The memory limit `set_limits` armed (v1 compares the peak with it).
     memory_limit: Option<u64>,
+    pids_limit: Option<u32>,
+    /// What the kernel had counted before the current run: the counters that cannot be reset
+    /// are read relative to it.
+    baseline: Counters,
+    /// The last run's counters were read after its processes were all gone, so they are final
+    /// and the cgroup may serve another run.
+    settled: bool,
+}
+
+/// Raw cumulative counters of a run cgroup.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counters {
+    cpu_time_us: u64,
+    /// Page cache still charged when the run started (files the previous runs read first):
+    /// not the run's own. (The rest of what is charged then is transient, kernel objects an
+    /// RCU grace period has not freed yet and per-CPU charge batches the kernel may hand back
+    /// mid-run; subtracting it could count less than the run used.)
+    memory_bytes: u64,
+    limit_hits: u64,
+    oom_kills: u64,
+    fork_refusals: u64,
 }
 
 /// One directory of a run cgroup, kept open: its files are opened relative to it, a one-name
@@ -519,16 +547,33 @@ impl RunCgroup {
         }
     }
 
-    /// Applies the memory (swap included) and pids limits.
+    /// Applies the memory (swap included) and pids limits (on a reused cgroup, only where they
+    /// differ from the last run's).
     pub fn set_limits(&mut self, memory_bytes: u64, pids: u32) -> Result<(), CgroupError> {
+        if self.memory_limit == Some(memory_bytes) && self.pids_limit == Some(pids) {
+            return Ok(());
+        }
+        // Not armed until every write below succeeded (a failure leaves the cgroup unusable).
+        let previous = self.memory_limit.take();
+        self.pids_limit = None;
         let memory = memory_bytes.to_string();
         match self.version {
             CgroupVersion::V1 => {
-                self.dir(0).write("memory.limit_in_bytes", &memory)?;
-                // Swap is off when memory+swap may not exceed memory.
-                self.dir(0)
-                    .write_if_present("memory.memsw.limit_in_bytes", &memory)?;
-                self.dir(0).write("memory.swappiness", "0")?;
+                // Swap is off when memory+swap may not exceed memory. The kernel keeps memory
+                // at or below memory+swap at every step, so a raise writes memory+swap first.
+                let dir = self.dir(0);
+                let memory_alone = || dir.write("memory.limit_in_bytes", &memory);
+                let with_swap = || dir.write_if_present("memory.memsw.limit_in_bytes", &memory);
+                if previous.is_some_and(|previous| previous < memory_bytes) {
+                    with_swap()?;
+                    memory_alone()?;
+                } else {
+                    memory_alone()?;
+                    with_swap()?;
+                }
+                if previous.is_none() {
+                    dir.write("memory.swappiness", "0")?;
+                }
                 self.dir(1).write("pids.max", &pids.to_string())?;
             }
             CgroupVersion::V2 => {
@@ -540,27 +585,58 @@ impl RunCgroup {
             }
         }
         self.memory_limit = Some(memory_bytes);
+        self.pids_limit = Some(pids);
         Ok(())
     }
 
-    /// The `cgroup.procs` files, opened for writing: a process writes `0` into each to join
+    /// The `cgroup.procs` files, open for writing: a process writes `0` into each to join
     /// this run's cgroup.
-    pub fn open_procs(&self) -> Result<Vec<OwnedFd>, CgroupError> {
-        self.dirs
-            .iter()
-            .map(|dir| {
-                dir.open_file("cgroup.procs", libc::O_WRONLY)
-                    .map(OwnedFd::from)
-            })
-            .collect()
+    pub fn procs(&mut self) -> Result<Vec<RawFd>, CgroupError> {
+        if self.procs.is_empty() {
+            self.procs = self
+                .dirs
+                .iter()
+                .map(|dir| {
+                    dir.open_file("cgroup.procs", libc::O_WRONLY)
+                        .map(OwnedFd::from)
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(self.procs.iter().map(AsRawFd::as_raw_fd).collect())
     }
 
-    /// CPU time of the whole tree so far, in microseconds.
-    pub fn cpu_time_us(&self) -> Result<u64, CgroupError> {
+    /// Whether [`RunCgroup::reuse`] may be called: v1 (whose peak can be reset), after a run
+    /// whose processes were all gone when its counters were read.
+    pub fn reusable(&self) -> bool {
+        self.version == CgroupVersion::V1 && self.settled
+    }
+
+    /// Readies a settled v1 cgroup for the next run: its peak is reset (to what is still
+    /// charged), the page cache still charged becomes the memory baseline, and the last run's
+    /// final counters become the baseline of the others. Nothing is left of the last run's limits that the next
+    /// `set_limits` does not set again, and no process can be left in it: the last run's were
+    /// all reaped before its counters were read.
+    pub fn reuse(&mut self) -> Result<(), CgroupError> {
+        debug_assert!(self.reusable());
+        self.settled = false;
+        let memory = self.dir(0);
+        memory.write("memory.max_usage_in_bytes", "0")?;
+        self.baseline.memory_bytes = memory.keyed_value("memory.stat", "cache")?;
+        Ok(())
+    }
+
+    fn raw_cpu_time_us(&self) -> Result<u64, CgroupError> {
         match self.version {
             CgroupVersion::V1 => Ok(self.dir(2).read_u64("cpuacct.usage")? / 1_000),
             CgroupVersion::V2 => self.dir(0).keyed_value("cpu.stat", "usage_usec"),
         }
+    }
+
+    /// CPU time of the whole tree so far, in microseconds.
+    pub fn cpu_time_us(&self) -> Result<u64, CgroupError> {
+        Ok(self
+            .raw_cpu_time_us()?
+            .saturating_sub(self.baseline.cpu_time_us))
     }
 
     /// The processes in the run's cgroup (their pids in the supervisor's namespace).
@@ -573,16 +649,20 @@ impl RunCgroup {
             .collect())
     }
 
-    /// Peak memory of the whole tree so far.
+    /// Peak memory of the whole tree so far, beyond what was charged when the run started.
     pub fn peak_memory_bytes(&self) -> Result<u64, CgroupError> {
-        match self.version {
-            CgroupVersion::V1 => self.dir(0).read_u64("memory.max_usage_in_bytes"),
-            CgroupVersion::V2 => self.dir(0).read_u64("memory.peak"),
-        }
+        let peak = match self.version {
+            CgroupVersion::V1 => self.dir(0).read_u64("memory.max_usage_in_bytes")?,
+            CgroupVersion::V2 => self.dir(0).read_u64("memory.peak")?,
+        };
+        Ok(peak.saturating_sub(self.baseline.memory_bytes))
     }
 
-    pub fn stats(&self) -> Result<CgroupStats, CgroupError> {
-        let cpu_time_us = self.cpu_time_us()?;
+    /// What the kernel counted for the run. Called once its processes are all gone, so the
+    /// counters are final: a v1 cgroup becomes [`RunCgroup::reusable`].
+    pub fn stats(&mut self) -> Result<CgroupStats, CgroupError> {
+        let raw_cpu_time_us = self.raw_cpu_time_us()?;
+        let cpu_time_us = raw_cpu_time_us.saturating_sub(self.baseline.cpu_time_us);
         let memory = self.dir(0);
         Ok(match self.version {
             CgroupVersion::V1 => {
@@ -593,14 +673,25 @@ impl RunCgroup {
                     Some(limit) => limit,
                     None => memory.read_u64("memory.limit_in_bytes")?,
                 };
-                let hits = memory.read_u64("memory.failcnt")?;
-                CgroupStats {
-                    cpu_time_us,
-                    peak_memory_bytes: peak,
+                let counted = Counters {
+                    cpu_time_us: raw_cpu_time_us,
+                    memory_bytes: self.baseline.memory_bytes,
+                    limit_hits: memory.read_u64("memory.failcnt")?,
                     oom_kills: memory.keyed_value("memory.oom_control", "oom_kill")?,
-                    memory_limit_reached: hits > 0 || peak >= limit,
                     fork_refusals: self.dir(1).keyed_value("pids.events", "max")?,
-                }
+                };
+                let since = |now: u64, before: u64| now.saturating_sub(before);
+                let stats = CgroupStats {
+                    cpu_time_us,
+                    peak_memory_bytes: since(peak, self.baseline.memory_bytes),
+                    oom_kills: since(counted.oom_kills, self.baseline.oom_kills),
+                    memory_limit_reached: since(counted.limit_hits, self.baseline.limit_hits) > 0
+                        || peak >= limit,
+                    fork_refusals: since(counted.fork_refusals, self.baseline.fork_refusals),
+                };
+                self.baseline = counted;
+                self.settled = true;
+                stats
             }
             CgroupVersion::V2 => {
                 let events = |key| memory.keyed_value("memory.events", key);
@@ -753,7 +844,7 @@ mod tests {
             "1"
         );
         fs::write(dir.join("cgroup.procs"), "").unwrap();
-        assert_eq!(run.open_procs().unwrap().len(), 1);
+        assert_eq!(run.procs().unwrap().len(), 1);
 
         fs::write(
             dir.join("cpu.stat"),

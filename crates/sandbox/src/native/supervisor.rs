@@ -157,9 +157,11 @@ struct Supervisor {
     filters: HashMap<Profile, Vec<libc::sock_filter>>,
     cpus: u64,
     runs: u64,
-    /// A cgroup made ahead of time for the next run.
+    /// The last run's cgroup, settled (its counters final): the next run's, once reset.
+    warm_cgroup: Option<RunCgroup>,
+    /// A cgroup made ahead of time for the next run, where none can be reused (v2).
     next_cgroup: Option<RunCgroup>,
-    /// The last run's cgroup, removed while the next run's init builds its root.
+    /// A cgroup that cannot serve again, removed while the next run's init builds its root.
     retired: Option<RunCgroup>,
     /// Inits that reported and are exiting; reaped later, off the response path.
     exited_inits: Vec<libc::pid_t>,
@@ -199,6 +201,7 @@ impl Supervisor {
             filters,
             cpus,
             runs: 0,
+            warm_cgroup: None,
             next_cgroup: None,
             retired: None,
             exited_inits: Vec::new(),
@@ -235,8 +238,13 @@ impl Supervisor {
         };
         match self.prepare(spec, &mounts, &sources) {
             Ok((mounts, cgroup)) => {
-                let mut outcome = self.run_in(spec, fds, &mounts, &cgroup, control, uid);
-                self.retired = Some(cgroup);
+                let mut cgroup = cgroup;
+                let mut outcome = self.run_in(spec, fds, &mounts, &mut cgroup, control, uid);
+                if cgroup.reusable() {
+                    self.warm_cgroup = Some(cgroup);
+                } else {
+                    self.retired = Some(cgroup);
+                }
                 if outcome.fault != Fault::Infrastructure {
                     copy_back(&scratch, &mut outcome);
                 }
@@ -258,14 +266,7 @@ impl Supervisor {
             .as_mut()
             .map_err(|e| e.clone())?
             .prepare(spec, scratch, sources)?;
-        let mut cgroup = match self.next_cgroup.take() {
-            Some(cgroup) => cgroup,
-            None => {
-                let name = self.next_cgroup_name();
-                let hierarchy = self.cgroups.as_ref().map_err(|e| e.clone())?;
-                hierarchy.create_run(&name).map_err(|e| e.to_string())?
-            }
-        };
+        let mut cgroup = self.cgroup_for_next_run()?;
         if let Err(e) = cgroup.set_limits(spec.limits.memory_bytes, spec.limits.pids) {
             cgroup.remove();
             return Err(e.to_string());
@@ -273,19 +274,51 @@ impl Supervisor {
         Ok((mounts, cgroup))
     }
 
+    /// The last run's cgroup, reset, where it can serve again; otherwise a fresh one. A reset
+    /// that fails gives the cgroup up (it is removed later) rather than the run.
+    fn cgroup_for_next_run(&mut self) -> Result<RunCgroup, String> {
+        if let Some(mut warm) = self.warm_cgroup.take() {
+            // The last run's tmpfs mounts (its `/tmp`, its writable directories) are charged
+            // to the cgroup until its init has exited and taken its mount namespace along; a
+            // reset before that would count their pages, freed mid-run, as the next run's
+            // baseline.
+            for pid in self.exited_inits.drain(..) {
+                let _ = sys::wait_pid(pid);
+            }
+            match warm.reuse() {
+                Ok(()) => return Ok(warm),
+                Err(e) => {
+                    eprintln!("ulticode sandbox supervisor: a fresh cgroup replaces one that could not be reset: {e}");
+                    warm.remove();
+                }
+            }
+        }
+        match self.next_cgroup.take() {
+            Some(cgroup) => Ok(cgroup),
+            None => {
+                let name = self.next_cgroup_name();
+                let hierarchy = self.cgroups.as_ref().map_err(|e| e.clone())?;
+                hierarchy.create_run(&name).map_err(|e| e.to_string())
+            }
+        }
+    }
+
     fn next_cgroup_name(&mut self) -> String {
         self.runs += 1;
         format!("{}-{}", std::process::id(), self.runs)
     }
 
-    /// Work for later runs, done while a run's init builds its root on another CPU: the
-    /// previous run's cgroup removed, the next one created.
+    /// Work for later runs, done while a run's init builds its root on another CPU: a cgroup
+    /// that cannot serve again removed and, where cgroups are not reused (v2), the next one
+    /// created.
     fn prepare_ahead(&mut self) {
         self.exited_inits.retain(|&pid| !sys::try_reap(pid));
         if let Some(retired) = self.retired.take() {
             retired.remove();
         }
-        if self.next_cgroup.is_none() {
+        let reused =
+            matches!(&self.cgroups, Ok(h) if h.version() == crate::cgroup::CgroupVersion::V1);
+        if self.next_cgroup.is_none() && !reused {
             let name = self.next_cgroup_name();
             if let Ok(hierarchy) = &self.cgroups {
                 self.next_cgroup = hierarchy.create_run(&name).ok();
@@ -313,9 +346,13 @@ impl Supervisor {
         for pid in self.exited_inits.drain(..) {
             let _ = sys::wait_pid(pid);
         }
-        for cgroup in [self.retired.take(), self.next_cgroup.take()]
-            .into_iter()
-            .flatten()
+        for cgroup in [
+            self.retired.take(),
+            self.next_cgroup.take(),
+            self.warm_cgroup.take(),
+        ]
+        .into_iter()
+        .flatten()
         {
             cgroup.remove();
         }
@@ -326,13 +363,17 @@ impl Supervisor {
         spec: &RunSpec,
         fds: PassedFds,
         mounts: &[crate::rootfs::MountOp],
-        cgroup: &RunCgroup,
+        cgroup: &mut RunCgroup,
         control: RawFd,
         uid: u32,
     ) -> RunOutcome {
-        let io = match RunIo::open(spec, fds, cgroup, &self.caller) {
+        let io = match RunIo::open(spec, fds, &self.caller) {
             Ok(io) => io,
             Err((status, message)) => return RunOutcome::infrastructure(status, message),
+        };
+        let cgroup_procs = match cgroup.procs() {
+            Ok(procs) => procs,
+            Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.to_string()),
         };
         // The report channel belongs to the run's identity, so the program may also reach it
         // by opening `/proc/self/fd/3` and `/proc/self/fd/4` (Java can name no descriptor by
@@ -360,7 +401,7 @@ impl Supervisor {
         let plan = ChildPlan {
             netns,
             mounts,
-            cgroup_procs: io.cgroup_procs.iter().map(AsRawFd::as_raw_fd).collect(),
+            cgroup_procs,
             stdin: io.child_stdin.as_raw_fd(),
             stdout: io.child_stdout.as_raw_fd(),
             stderr: io.child_stderr.as_raw_fd(),
@@ -603,7 +644,6 @@ fn exec_candidates(spec: &RunSpec) -> Vec<CString> {
 
 /// Descriptors of one run, both ends, before the clone.
 struct RunIo {
-    cgroup_procs: Vec<OwnedFd>,
     child_stdin: OwnedFd,
     child_stdout: OwnedFd,
     child_stderr: OwnedFd,
@@ -640,19 +680,11 @@ struct ParentIo {
 }
 
 impl RunIo {
-    fn open(
-        spec: &RunSpec,
-        fds: PassedFds,
-        cgroup: &RunCgroup,
-        caller: &Caller,
-    ) -> Result<Self, (Status, String)> {
+    fn open(spec: &RunSpec, fds: PassedFds, caller: &Caller) -> Result<Self, (Status, String)> {
         let launch = |what: &str| {
             let what = what.to_string();
             move |e: io::Error| (Status::LaunchFailure, format!("{what}: {e}"))
         };
-        let cgroup_procs = cgroup
-            .open_procs()
-            .map_err(|e| (Status::ConfigError, e.to_string()))?;
         let (child_stdin, stdin_bytes) = match &spec.stdin {
             Stdin::Null => (
                 open_read(Path::new("/dev/null")).map_err(launch("open /dev/null"))?,
@@ -708,7 +740,6 @@ impl RunIo {
             sys::set_nonblocking(fd).map_err(launch("output pipe"))?;
         }
         Ok(Self {
-            cgroup_procs,
             child_stdin,
             child_stdout,
             child_stderr,
