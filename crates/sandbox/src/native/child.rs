@@ -20,8 +20,8 @@ use crate::sys;
 
 /// Everything the child processes need, prepared by the supervisor before `clone`.
 pub struct ChildPlan<'a> {
-    /// A fresh network namespace to join.
-    pub netns: RawFd,
+    /// The supervisor's network and IPC namespaces to join, with their `setns` types.
+    pub namespaces: [(RawFd, libc::c_int); 2],
     pub mounts: &'a [MountOp],
     pub cgroup_procs: Vec<RawFd>,
     pub stdin: RawFd,
@@ -151,17 +151,19 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
     // If the supervisor dies, so does this namespace (and with it the program).
     // SAFETY: prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    // SAFETY: setns on the namespace descriptor the supervisor holds for its runs.
-    if let Err(err) = check(unsafe { libc::setns(plan.netns, libc::CLONE_NEWNET) }) {
-        fail(
-            plan,
-            SetupFailure::Config,
-            "join the run's network namespace",
-            err,
-        );
+    for (namespace, kind) in plan.namespaces {
+        // SAFETY: setns on a namespace descriptor the supervisor holds for its runs.
+        if let Err(err) = check(unsafe { libc::setns(namespace, kind) }) {
+            fail(
+                plan,
+                SetupFailure::Config,
+                "join the supervisor's network or IPC namespace",
+                err,
+            );
+        }
+        // SAFETY: closing a descriptor this process owns.
+        unsafe { libc::close(namespace) };
     }
-    // SAFETY: closing a descriptor this process owns.
-    unsafe { libc::close(plan.netns) };
     for op in plan.mounts {
         if let Err(err) = op.apply() {
             fail(plan, SetupFailure::Config, &op.describe(), err);

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::child::{self, ChildPlan, SetupFailure};
 use super::pump::{Pump, Streams};
-use super::resources::{CpuClaims, RunNetns};
+use super::resources::{CpuClaims, SharedNamespaces};
 use crate::caller::Caller;
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
 use crate::outcome::{classify, EnforcedKill, Evidence, Fault, RunOutcome, Status, Termination};
@@ -31,11 +31,11 @@ use crate::sys;
 /// Where each run mounts its root tmpfs (inside its own mount namespace).
 const STAGING_DIRS: &[&str] = &["/run/ulticode-sandbox/root", "/tmp/ulticode-sandbox/root"];
 
-/// Neither the network nor the mount namespace is among these: init joins the supervisor's
-/// network namespace and enters a copy of the template's mount namespace (see
-/// [`crate::rootfs::MountOp::EnterTemplate`]), because making them per run costs the most.
-const CLONE_FLAGS: libc::c_ulong =
-    (libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS) as libc::c_ulong;
+/// The network, IPC and mount namespaces are not among these: init joins the supervisor's
+/// network and IPC namespaces (see [`SharedNamespaces`]) and enters a copy of the template's
+/// mount namespace (see [`crate::rootfs::MountOp::EnterTemplate`]), because making them per
+/// run costs the most.
+const CLONE_FLAGS: libc::c_ulong = (libc::CLONE_NEWPID | libc::CLONE_NEWUTS) as libc::c_ulong;
 
 /// Variables every profile starts from; nothing else from the host is inherited.
 const BASE_ENV: &[(&str, &str)] = &[
@@ -153,7 +153,7 @@ struct Supervisor {
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
     cgroups: Result<CgroupHierarchy, String>,
     template: Result<Template, String>,
-    netns: Result<RunNetns, String>,
+    namespaces: Result<SharedNamespaces, String>,
     filters: HashMap<Profile, Vec<libc::sock_filter>>,
     cpus: u64,
     runs: u64,
@@ -186,7 +186,8 @@ impl Supervisor {
             (Ok(_), Ok(staging)) => Some(staging.with_file_name("cgroup-favordynmods")),
             _ => None,
         };
-        let netns = RunNetns::create().map_err(|e| format!("network namespace: {e}"));
+        let namespaces = SharedNamespaces::create()
+            .map_err(|e| format!("the runs' network and IPC namespaces: {e}"));
         let cpus_to_pin = CpuClaims::open(identity.as_ref().map_or(0, |id| id.slot as usize));
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
@@ -197,7 +198,7 @@ impl Supervisor {
             cpus_to_pin,
             cgroups,
             template,
-            netns,
+            namespaces,
             filters,
             cpus,
             runs: 0,
@@ -392,14 +393,14 @@ impl Supervisor {
                 }
             }
         }
-        let netns = match &self.netns {
-            Ok(netns) => netns.fd.as_raw_fd(),
+        let namespaces = match &self.namespaces {
+            Ok(namespaces) => namespaces.to_join(),
             Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.clone()),
         };
         // Held until the run's tree is gone.
         let (cpu, _cpu_claim) = self.cpus_to_pin.claim();
         let plan = ChildPlan {
-            netns,
+            namespaces,
             mounts,
             cgroup_procs,
             stdin: io.child_stdin.as_raw_fd(),

@@ -91,6 +91,37 @@ fn every_profile_compiles_to_exactly_its_rules() {
     }
 }
 
+/// A supervisor's runs share one IPC namespace (see `native::resources`): that is sound only
+/// while no run can make an object that outlives its processes there.
+#[test]
+fn no_profile_can_make_ipc_objects() {
+    let ipc = [
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+    ];
+    for profile in Profile::ALL {
+        for nr in ipc {
+            assert_eq!(
+                call(profile, nr, [0; 6]),
+                VIOLATION,
+                "{} allows IPC call {nr}",
+                profile.as_str()
+            );
+        }
+    }
+}
+
 #[test]
 fn dangerous_calls_are_violations_in_every_profile() {
     let dangerous = [

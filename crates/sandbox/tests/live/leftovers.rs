@@ -34,7 +34,7 @@ pub fn all() -> Vec<Trial> {
 
 /// `leave`: writes `/tmp/leftover`, starts a daemon (its own session) that holds the file open
 /// and 16 MiB of memory, uses 64 MiB and ~0.2 s of CPU itself, and exits. `probe`: reports
-/// what it finds. `shm`: creates a SysV shared memory segment. `alloc`: touches 64 MiB. Every
+/// what it finds (and its IPC namespace). `shm`: creates a SysV shared memory segment. `alloc`: touches 64 MiB. Every
 /// mode first prints the mount points it sees.
 const TRACES_C: &str = r#"
 #include <dirent.h>
@@ -92,6 +92,9 @@ int main(int argc, char **argv) {
     while (proc && (entry = readdir(proc)))
         if (atoi(entry->d_name) > 0 && atoi(entry->d_name) != getpid()) others++;
     printf("processes:%d\n", others);
+    char ipc[64] = {0};
+    if (readlink("/proc/self/ns/ipc", ipc, sizeof ipc - 1) < 0) { perror("readlink"); return 1; }
+    printf("ipc:%s\n", ipc);
     return 0;
 }
 "#;
@@ -164,8 +167,13 @@ fn traces_are_gone_for_the_next_run() -> Result<(), Failed> {
         return Err(format!("a run sees the mount point {point}: {points:?}").into());
     }
     let rest: Vec<&str> = probed_out.lines().skip(1).collect();
-    if rest != ["tmp:No such file or directory", "processes:0"] {
+    if rest[..rest.len().min(2)] != ["tmp:No such file or directory", "processes:0"] {
         return Err(format!("after {left_out:?} the next run found {rest:?}").into());
+    }
+    // The IPC namespace the runs share is not the host's.
+    let host_ipc = std::fs::read_link("/proc/self/ns/ipc")?;
+    if rest.get(2) == Some(&format!("ipc:{}", host_ipc.display()).as_str()) || rest.len() != 3 {
+        return Err(format!("the run's IPC namespace: {rest:?}, the host's {host_ipc:?}").into());
     }
     // The first run's 64 MiB and CPU time are its own, not the second's.
     if left.memory_kib < 64 << 10 || left.cpu_time_ms < 20 {
