@@ -7,7 +7,7 @@
 
 use std::ffi::CString;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
@@ -447,18 +447,24 @@ struct Counters {
 }
 
 /// One directory of a run cgroup, kept open: its files are opened relative to it, a one-name
-/// lookup instead of a walk down the whole cgroupfs path on every read of every run.
+/// lookup instead of a walk down the whole cgroupfs path on every read of every run. Files it
+/// reads stay open too (the directory serves many runs), each read one `pread` from the start.
 #[derive(Debug)]
 struct RunDir {
     path: PathBuf,
     fd: OwnedFd,
+    readers: std::cell::RefCell<Vec<(&'static str, fs::File)>>,
 }
 
 impl RunDir {
     fn open(path: PathBuf) -> Result<Self, CgroupError> {
         let fd = open_at(libc::AT_FDCWD, &path, libc::O_PATH | libc::O_DIRECTORY)
             .map_err(io_err(&path))?;
-        Ok(Self { path, fd })
+        Ok(Self {
+            path,
+            fd,
+            readers: Default::default(),
+        })
     }
 
     fn open_file(&self, name: &str, flags: libc::c_int) -> Result<fs::File, CgroupError> {
@@ -492,15 +498,35 @@ impl RunDir {
         }
     }
 
-    fn read(&self, name: &str) -> Result<String, CgroupError> {
-        let mut text = String::new();
-        self.open_file(name, libc::O_RDONLY)?
-            .read_to_string(&mut text)
-            .map_err(io_err(&self.path.join(name)))?;
-        Ok(text)
+    fn read(&self, name: &'static str) -> Result<String, CgroupError> {
+        use std::os::unix::fs::FileExt;
+        let mut readers = self.readers.borrow_mut();
+        let index = match readers.iter().position(|(open, _)| *open == name) {
+            Some(index) => index,
+            None => {
+                readers.push((name, self.open_file(name, libc::O_RDONLY)?));
+                readers.len() - 1
+            }
+        };
+        let file = &readers[index].1;
+        let mut bytes = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = file
+                .read_at(&mut chunk, bytes.len() as u64)
+                .map_err(io_err(&self.path.join(name)))?;
+            if n == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&chunk[..n]);
+        }
+        String::from_utf8(bytes).map_err(|e| CgroupError::Parse {
+            path: self.path.join(name),
+            content: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
     }
 
-    fn read_u64(&self, name: &str) -> Result<u64, CgroupError> {
+    fn read_u64(&self, name: &'static str) -> Result<u64, CgroupError> {
         let text = self.read(name)?;
         text.trim().parse().map_err(|_| CgroupError::Parse {
             path: self.path.join(name),
@@ -509,7 +535,7 @@ impl RunDir {
     }
 
     /// Reads `key value` from a flat-keyed cgroup file; a missing key counts as 0.
-    fn keyed_value(&self, name: &str, key: &str) -> Result<u64, CgroupError> {
+    fn keyed_value(&self, name: &'static str, key: &str) -> Result<u64, CgroupError> {
         let text = self.read(name)?;
         for line in text.lines() {
             let mut parts = line.split_whitespace();
