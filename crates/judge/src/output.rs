@@ -1,6 +1,10 @@
 //! A test's output, captured into an unnamed file of the judge's: the sandbox streams it there
 //! (capped at the output limit), the default checker reads it in place, and a validator gets it
 //! as a read-only stdin. It never sits whole in the supervisor's or the judge's heap.
+//!
+//! The file is a memfd: an output lives no longer than its test, and an unnamed file on a disk
+//! filesystem (`/tmp` on ext4) cost an inode's allocation and release in the journal on every
+//! test.
 
 use std::fs::File;
 use std::io;
@@ -33,8 +37,14 @@ impl Deref for Mapped {
 
 impl CapturedOutput {
     pub(crate) fn create() -> io::Result<Self> {
+        // SAFETY: a NUL-terminated name and flags; the descriptor is owned from here on.
+        let fd = unsafe { libc::memfd_create(c"ulticode-output".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nobody else.
         Ok(Self {
-            file: tempfile::tempfile()?,
+            file: File::from(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }),
         })
     }
 

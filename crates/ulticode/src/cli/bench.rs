@@ -19,6 +19,9 @@ pub enum BenchCommand {
         /// Integers per test input.
         #[arg(long, default_value_t = 100_000)]
         numbers: usize,
+        /// Tests judged (and bare runs made) at a time; by default one per CPU.
+        #[arg(long)]
+        concurrency: Option<usize>,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
@@ -86,8 +89,9 @@ impl BenchCommand {
             BenchCommand::Judge {
                 tests,
                 numbers,
+                concurrency,
                 json,
-            } => super::bench_judge::run(tests, numbers, json),
+            } => super::bench_judge::run(tests, numbers, concurrency, json),
         }
     }
 }

@@ -56,9 +56,17 @@ struct JudgeBench {
     results: Vec<LanguageFigures>,
 }
 
-pub fn run(tests: usize, numbers: usize, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    tests: usize,
+    numbers: usize,
+    concurrency: Option<usize>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     if tests == 0 {
         bail!("--tests must be at least 1");
+    }
+    if concurrency == Some(0) {
+        bail!("--concurrency must be at least 1");
     }
     let dir = tempfile::tempdir().context("problem directory")?;
     generate(dir.path(), tests, numbers)?;
@@ -74,7 +82,8 @@ pub fn run(tests: usize, numbers: usize, json: bool) -> anyhow::Result<ExitCode>
     if let Some(missing) = languages.unavailable.first() {
         bail!("{} is unavailable: {}", missing.name, missing.reason);
     }
-    let concurrency = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let concurrency =
+        concurrency.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let judge = Judge::new(&sandbox, &languages).with_concurrency(concurrency);
     let prepared = judge.prepare(&problem)?;
     let inputs: Vec<_> = problem
