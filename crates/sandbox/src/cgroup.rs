@@ -536,14 +536,18 @@ impl RunDir {
 
     /// Reads `key value` from a flat-keyed cgroup file; a missing key counts as 0.
     fn keyed_value(&self, name: &'static str, key: &str) -> Result<u64, CgroupError> {
-        let text = self.read(name)?;
+        self.value_in(name, &self.read(name)?, key)
+    }
+
+    /// `key`'s value in `text`, read from `name`; a missing key counts as 0.
+    fn value_in(&self, name: &str, text: &str, key: &str) -> Result<u64, CgroupError> {
         for line in text.lines() {
             let mut parts = line.split_whitespace();
             if parts.next() == Some(key) {
                 return parts.next().and_then(|v| v.parse().ok()).ok_or_else(|| {
                     CgroupError::Parse {
                         path: self.path.join(name),
-                        content: text.clone(),
+                        content: text.to_string(),
                     }
                 });
             }
@@ -639,15 +643,24 @@ impl RunCgroup {
 
     /// Readies a settled v1 cgroup for the next run: its peak is reset (to what is still
     /// charged), the page cache still charged becomes the memory baseline, and the last run's
-    /// final counters become the baseline of the others. Nothing is left of the last run's limits that the next
-    /// `set_limits` does not set again, and no process can be left in it: the last run's were
-    /// all reaped before its counters were read.
-    pub fn reuse(&mut self) -> Result<(), CgroupError> {
+    /// final counters become the baseline of the others. Nothing is left of the last run's
+    /// limits that the next `set_limits` does not set again, and no process can be left in it:
+    /// the last run's were all reaped before its counters were read.
+    ///
+    /// Tmpfs pages the last run wrote (its `/tmp`, its writable directories) stay charged
+    /// until its mount namespace is gone; `settle` waits for that, and is called only when
+    /// there are such pages, so the baseline never counts memory freed mid-run.
+    pub fn reuse(&mut self, settle: impl FnOnce()) -> Result<(), CgroupError> {
         debug_assert!(self.reusable());
         self.settled = false;
         let memory = self.dir(0);
+        let mut stat = memory.read("memory.stat")?;
+        if memory.value_in("memory.stat", &stat, "shmem")? > 0 {
+            settle();
+            stat = memory.read("memory.stat")?;
+        }
         memory.write("memory.max_usage_in_bytes", "0")?;
-        self.baseline.memory_bytes = memory.keyed_value("memory.stat", "cache")?;
+        self.baseline.memory_bytes = memory.value_in("memory.stat", &stat, "cache")?;
         Ok(())
     }
 
@@ -994,5 +1007,91 @@ mod tests {
         // A peak at the limit means the tree ran at it, whatever failcnt says.
         fs::write(memory.join("memory.max_usage_in_bytes"), "134217728\n").unwrap();
         assert!(run.stats().unwrap().memory_limit_reached);
+    }
+
+    /// A reused cgroup reports each run's own: the final counters of the last run are its
+    /// baseline, and the page cache left charged (once the last run's tmpfs is gone) is not
+    /// counted in the peak.
+    #[test]
+    fn a_reused_v1_cgroup_counts_only_each_runs_own() {
+        let root = tempfile::tempdir().unwrap();
+        let hierarchy = CgroupHierarchy::V1 {
+            memory: root.path().join("memory"),
+            pids: root.path().join("pids"),
+            cpuacct: root.path().join("cpuacct"),
+            cpu: None,
+        };
+        hierarchy.prepare().unwrap();
+        let mut run = hierarchy.create_run("1-1").unwrap();
+        run.set_limits(128 << 20, 16).unwrap();
+        let memory = root.path().join("memory/run-1-1");
+        let write = |path: std::path::PathBuf, text: &str| fs::write(path, text).unwrap();
+        let counters = |cpu_ns: &str, peak: &str, oom_kills: &str, refusals: &str| {
+            write(root.path().join("cpuacct/run-1-1/cpuacct.usage"), cpu_ns);
+            write(memory.join("memory.max_usage_in_bytes"), peak);
+            write(
+                memory.join("memory.oom_control"),
+                &format!("oom_kill_disable 0\nunder_oom 0\noom_kill {oom_kills}\n"),
+            );
+            write(memory.join("memory.failcnt"), "0\n");
+            write(
+                root.path().join("pids/run-1-1/pids.events"),
+                &format!("max {refusals}\n"),
+            );
+        };
+        assert!(!run.reusable(), "no run's counters were read yet");
+        counters("2500000000\n", "10485760\n", "1", "3");
+        run.stats().unwrap();
+        assert!(run.reusable());
+
+        // The last run left 8 MiB in its /tmp: the reset waits until its namespace is gone.
+        write(
+            memory.join("memory.stat"),
+            "cache 9437184\nrss 0\nshmem 8388608\n",
+        );
+        let mut settled = false;
+        run.reuse(|| {
+            settled = true;
+            write(
+                memory.join("memory.stat"),
+                "cache 1048576\nrss 0\nshmem 0\n",
+            );
+        })
+        .unwrap();
+        assert!(settled);
+        assert!(
+            !run.reusable(),
+            "a reused cgroup waits for its run's counters"
+        );
+        assert_eq!(
+            fs::read_to_string(memory.join("memory.max_usage_in_bytes")).unwrap(),
+            "0",
+            "the peak is reset"
+        );
+        counters("3000000000\n", "3145728\n", "1", "4");
+        assert_eq!(
+            run.stats().unwrap(),
+            CgroupStats {
+                cpu_time_us: 500_000,
+                peak_memory_bytes: 2 << 20,
+                oom_kills: 0,
+                memory_limit_reached: false,
+                fork_refusals: 1,
+            }
+        );
+        // Nothing in tmpfs: nothing to wait for.
+        run.reuse(|| panic!("waited for nothing")).unwrap();
+        // Limits are armed again only where they change.
+        write(memory.join("memory.limit_in_bytes"), "untouched");
+        run.set_limits(128 << 20, 16).unwrap();
+        assert_eq!(
+            fs::read_to_string(memory.join("memory.limit_in_bytes")).unwrap(),
+            "untouched"
+        );
+        run.set_limits(256 << 20, 16).unwrap();
+        assert_eq!(
+            fs::read_to_string(memory.join("memory.limit_in_bytes")).unwrap(),
+            "268435456"
+        );
     }
 }

@@ -279,14 +279,15 @@ impl Supervisor {
     /// that fails gives the cgroup up (it is removed later) rather than the run.
     fn cgroup_for_next_run(&mut self) -> Result<RunCgroup, String> {
         if let Some(mut warm) = self.warm_cgroup.take() {
-            // The last run's tmpfs mounts (its `/tmp`, its writable directories) are charged
-            // to the cgroup until its init has exited and taken its mount namespace along; a
-            // reset before that would count their pages, freed mid-run, as the next run's
-            // baseline.
-            for pid in self.exited_inits.drain(..) {
-                let _ = sys::wait_pid(pid);
-            }
-            match warm.reuse() {
+            // The last run's tmpfs mounts are charged to the cgroup until its init has exited
+            // and taken its mount namespace along.
+            let exited_inits = &mut self.exited_inits;
+            let settle = || {
+                for pid in exited_inits.drain(..) {
+                    let _ = sys::wait_pid(pid);
+                }
+            };
+            match warm.reuse(settle) {
                 Ok(()) => return Ok(warm),
                 Err(e) => {
                     eprintln!("ulticode sandbox supervisor: a fresh cgroup replaces one that could not be reset: {e}");
