@@ -49,6 +49,8 @@ pub struct ChildPlan<'a> {
     /// The CPU the program (and everything it starts) runs on; the filter refuses
     /// `sched_setaffinity`, so it stays there.
     pub cpu: Option<u32>,
+    /// Signals the supervisor ignores (see [`ignored_signals`]): the program resets them.
+    pub ignored_signals: &'a [libc::c_int],
 }
 
 /// What init reports on the status pipe once the whole tree is gone: the program's wait status,
@@ -424,7 +426,7 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
             fail(plan, SetupFailure::Launch, "redirect stdio", err);
         }
     }
-    reset_signals();
+    reset_signals(plan.ignored_signals);
     if let Some(cpu) = plan.cpu {
         // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET stays in bounds.
         let rc = unsafe {
@@ -486,13 +488,54 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
     exec(plan)
 }
 
-fn reset_signals() {
-    for signal in 1..libc::SIGRTMAX() {
-        if signal != libc::SIGKILL && signal != libc::SIGSTOP {
-            // SAFETY: restoring default dispositions; the supervisor ignores SIGPIPE and an
-            // ignored disposition would otherwise survive exec.
-            unsafe { libc::signal(signal, libc::SIG_DFL) };
-        }
+/// `struct sigaction` as the kernel's `rt_sigaction` takes it on x86-64. The raw call, not
+/// glibc's wrapper: glibc hides its own signals (32 and 33) from `sigaction`, and an ignored
+/// one inherited from whoever started the supervisor would survive into every program.
+#[repr(C)]
+#[derive(Default)]
+struct KernelSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
+/// The signals this process ignores. An ignored disposition survives exec (a handled one
+/// does not), so these are the ones a program must reset; the supervisor's never change after
+/// it starts, so they are listed once instead of resetting every signal in every run.
+pub fn ignored_signals() -> Vec<libc::c_int> {
+    (1..=64)
+        .filter(|&signal| {
+            let mut current = KernelSigaction::default();
+            // SAFETY: a query only (no new action); `current` is a valid out-pointer of the
+            // kernel's layout and size.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    signal,
+                    std::ptr::null::<KernelSigaction>(),
+                    &mut current,
+                    8usize,
+                )
+            };
+            rc == 0 && current.handler == libc::SIG_IGN
+        })
+        .collect()
+}
+
+fn reset_signals(ignored: &[libc::c_int]) {
+    let default = KernelSigaction::default();
+    for &signal in ignored {
+        // SAFETY: installing the default disposition (handler 0) from a valid struct.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                &default,
+                std::ptr::null_mut::<KernelSigaction>(),
+                8usize,
+            )
+        };
     }
     // SAFETY: an empty, initialised signal set.
     unsafe {
@@ -507,10 +550,12 @@ fn reset_signals() {
 fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
     // SAFETY: prctl/setgroups/setres*id/capset with valid arguments.
     unsafe {
+        // Capabilities are numbered from 0 up to the kernel's last; EINVAL is the first past it.
         for cap in 0..64 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0
-                && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
-            {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
+                if io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+                    break;
+                }
                 return Err(io::Error::last_os_error());
             }
         }

@@ -156,6 +156,8 @@ struct Supervisor {
     namespaces: Result<SharedNamespaces, String>,
     filters: HashMap<Profile, Vec<libc::sock_filter>>,
     cpus: u64,
+    /// Signals to reset in each program (see [`child::ignored_signals`]).
+    ignored_signals: Vec<libc::c_int>,
     runs: u64,
     /// The last run's cgroup, settled (its counters final): the next run's, once reset.
     warm_cgroup: Option<RunCgroup>,
@@ -201,6 +203,7 @@ impl Supervisor {
             namespaces,
             filters,
             cpus,
+            ignored_signals: child::ignored_signals(),
             runs: 0,
             warm_cgroup: None,
             next_cgroup: None,
@@ -426,6 +429,7 @@ impl Supervisor {
             envp: environment(spec),
             listener: std::sync::atomic::AtomicI32::new(-1),
             cpu,
+            ignored_signals: &self.ignored_signals,
         };
 
         let started = Instant::now();

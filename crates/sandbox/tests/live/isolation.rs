@@ -164,9 +164,31 @@ int main(int argc, char **argv) {
 const SOCKET_FAMILIES_EXPECTED: &str =
     "vsock:EACCES\nuevent:EACCES\npacket:EACCES\ninet:open\nunix:open";
 
+/// Prints the program's ignored and blocked signal sets as `/proc` shows them.
+const SIGNAL_STATE_C: &str = r#"
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "SigIgn:", 7) || !strncmp(line, "SigBlk:", 7)) fputs(line, stdout);
+    return 0;
+}
+"#;
+
 pub fn all() -> Vec<Case> {
     use Lang::C;
     vec![
+        // Only the signals the supervisor ignores are reset before the exec: none is left
+        // ignored or blocked for the program.
+        Case::new(
+            "signals_start_default_and_unblocked_c",
+            C,
+            SIGNAL_STATE_C,
+            Status::Ok,
+        )
+        .check(|_, o| expect_stdout(o, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000")),
         // A signal to the program's own process group reaches only its own run.
         Case::new(
             "kill_own_group_spares_other_runs_c",
