@@ -515,10 +515,12 @@ impl RunDir {
             let n = file
                 .read_at(&mut chunk, bytes.len() as u64)
                 .map_err(io_err(&self.path.join(name)))?;
-            if n == 0 {
+            bytes.extend_from_slice(&chunk[..n]);
+            // A cgroup file is generated whole: a read that does not fill the buffer got the
+            // rest of it.
+            if n < chunk.len() {
                 break;
             }
-            bytes.extend_from_slice(&chunk[..n]);
         }
         String::from_utf8(bytes).map_err(|e| CgroupError::Parse {
             path: self.path.join(name),

@@ -20,8 +20,8 @@ use crate::sys;
 
 /// Everything the child processes need, prepared by the supervisor before `clone`.
 pub struct ChildPlan<'a> {
-    /// The supervisor's network and IPC namespaces to join, with their `setns` types.
-    pub namespaces: [(RawFd, libc::c_int); 2],
+    /// The supervisor's network, IPC and UTS namespaces to join, with their `setns` types.
+    pub namespaces: [(RawFd, libc::c_int); 3],
     pub mounts: &'a [MountOp],
     pub cgroup_procs: Vec<RawFd>,
     pub stdin: RawFd,
@@ -159,7 +159,7 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
             fail(
                 plan,
                 SetupFailure::Config,
-                "join the supervisor's network or IPC namespace",
+                "join the supervisor's network, IPC or UTS namespace",
                 err,
             );
         }
@@ -170,12 +170,6 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
         if let Err(err) = op.apply() {
             fail(plan, SetupFailure::Config, &op.describe(), err);
         }
-    }
-    let hostname = b"ulticode";
-    // SAFETY: the buffer is valid for its length.
-    if let Err(err) = check(unsafe { libc::sethostname(hostname.as_ptr().cast(), hostname.len()) })
-    {
-        fail(plan, SetupFailure::Config, "sethostname", err);
     }
     // Children are noticed through a signalfd, so init can wait for them and for the seccomp
     // listener at once. The program resets its mask before the exec.

@@ -1,5 +1,5 @@
 //! What a supervisor holds for its runs besides its identity: the host-wide CPU claims its
-//! runs are pinned by, and the network and IPC namespaces they join.
+//! runs are pinned by, and the network, IPC and UTS namespaces they join.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -78,47 +78,62 @@ impl CpuClaims {
     }
 }
 
-/// The network and IPC namespaces this supervisor's runs join, one run at a time: made once,
-/// when the supervisor starts, empty (no interface up, not even loopback; no IPC object).
+/// The network, IPC and UTS namespaces this supervisor's runs join, one run at a time: made
+/// once, when the supervisor starts, empty (no interface up, not even loopback; no IPC
+/// object; the hostname `ulticode`).
 /// Runs of different supervisors (all concurrent runs) never share them. A later run of the
 /// same supervisor finds nothing the earlier left:
 /// - a run has no capability to configure the network namespace (addresses, routes, sysctls),
 ///   and its sockets close with its processes, all of which are gone (the pid namespace's end)
 ///   before the next run starts;
 /// - no profile's filter lets a run make an IPC object (SysV shared memory, semaphores,
-///   message queues, POSIX message queues: the only things that outlive processes there).
+///   message queues, POSIX message queues: the only things that outlive processes there);
+/// - a run has no capability to change the hostname or domain name.
 ///
 /// Making a network namespace per run cost ~430 µs, and its teardown another ~290 µs of a
 /// kernel worker; an IPC namespace mounts an mqueue filesystem and registers sysctl tables.
 pub(super) struct SharedNamespaces {
     net: OwnedFd,
     ipc: OwnedFd,
+    uts: OwnedFd,
 }
 
 impl SharedNamespaces {
     pub(super) fn create() -> io::Result<Self> {
         Ok(Self {
-            net: fresh_namespace(libc::CLONE_NEWNET, "net")?,
-            ipc: fresh_namespace(libc::CLONE_NEWIPC, "ipc")?,
+            net: fresh_namespace(libc::CLONE_NEWNET, "net", || Ok(()))?,
+            ipc: fresh_namespace(libc::CLONE_NEWIPC, "ipc", || Ok(()))?,
+            uts: fresh_namespace(libc::CLONE_NEWUTS, "uts", || {
+                let hostname = b"ulticode";
+                // SAFETY: the buffer is valid for its length.
+                sys::check(unsafe { libc::sethostname(hostname.as_ptr().cast(), hostname.len()) })
+                    .map(drop)
+            })?,
         })
     }
 
     /// Each namespace's descriptor and its `setns` type.
-    pub(super) fn to_join(&self) -> [(RawFd, libc::c_int); 2] {
+    pub(super) fn to_join(&self) -> [(RawFd, libc::c_int); 3] {
         [
             (self.net.as_raw_fd(), libc::CLONE_NEWNET),
             (self.ipc.as_raw_fd(), libc::CLONE_NEWIPC),
+            (self.uts.as_raw_fd(), libc::CLONE_NEWUTS),
         ]
     }
 }
 
-/// A new namespace of `kind` (`name` in `/proc/self/ns`), made by entering it and coming back.
-fn fresh_namespace(kind: libc::c_int, name: &str) -> io::Result<OwnedFd> {
+/// A new namespace of `kind` (`name` in `/proc/self/ns`), made by entering it, `set_up` there,
+/// and coming back.
+fn fresh_namespace(
+    kind: libc::c_int,
+    name: &str,
+    set_up: impl FnOnce() -> io::Result<()>,
+) -> io::Result<OwnedFd> {
     let path = Path::new("/proc/self/ns").join(name);
     let home = open_read(&path)?;
     // SAFETY: unshare/setns with valid flags and a descriptor we own.
     unsafe { sys::check(libc::unshare(kind))? };
-    let fresh = open_read(&path);
+    let fresh = set_up().and_then(|()| open_read(&path));
     // SAFETY: as above.
     unsafe { sys::check(libc::setns(home.as_raw_fd(), kind))? };
     fresh

@@ -31,11 +31,10 @@ use crate::sys;
 /// Where each run mounts its root tmpfs (inside its own mount namespace).
 const STAGING_DIRS: &[&str] = &["/run/ulticode-sandbox/root", "/tmp/ulticode-sandbox/root"];
 
-/// The network, IPC and mount namespaces are not among these: init joins the supervisor's
-/// network and IPC namespaces (see [`SharedNamespaces`]) and enters a copy of the template's
-/// mount namespace (see [`crate::rootfs::MountOp::EnterTemplate`]), because making them per
-/// run costs the most.
-const CLONE_FLAGS: libc::c_ulong = (libc::CLONE_NEWPID | libc::CLONE_NEWUTS) as libc::c_ulong;
+/// Only the pid namespace: init joins the supervisor's network, IPC and UTS namespaces (see
+/// [`SharedNamespaces`]) and enters a copy of the template's mount namespace (see
+/// [`crate::rootfs::MountOp::EnterTemplate`]), because making them per run costs the most.
+const CLONE_FLAGS: libc::c_ulong = libc::CLONE_NEWPID as libc::c_ulong;
 
 /// Variables every profile starts from; nothing else from the host is inherited.
 const BASE_ENV: &[(&str, &str)] = &[
@@ -189,7 +188,7 @@ impl Supervisor {
             _ => None,
         };
         let namespaces = SharedNamespaces::create()
-            .map_err(|e| format!("the runs' network and IPC namespaces: {e}"));
+            .map_err(|e| format!("the runs' network, IPC and UTS namespaces: {e}"));
         let cpus_to_pin = CpuClaims::open(identity.as_ref().map_or(0, |id| id.slot as usize));
         let filters = Profile::ALL.iter().map(|p| (*p, p.compile())).collect();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
