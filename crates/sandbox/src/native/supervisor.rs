@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::child::{self, ChildPlan, SetupFailure};
-use super::pump::{Pump, Streams};
+use super::pump::{Pump, PumpBuffer, Streams};
 use super::resources::{CpuClaims, SharedNamespaces};
 use crate::caller::Caller;
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
@@ -155,6 +155,7 @@ struct Supervisor {
     namespaces: Result<SharedNamespaces, String>,
     filters: HashMap<Profile, Vec<libc::sock_filter>>,
     cpus: u64,
+    pump_buffer: PumpBuffer,
     /// Signals to reset in each program (see [`child::ignored_signals`]).
     ignored_signals: Vec<libc::c_int>,
     runs: u64,
@@ -202,6 +203,7 @@ impl Supervisor {
             namespaces,
             filters,
             cpus,
+            pump_buffer: PumpBuffer::new(),
             ignored_signals: child::ignored_signals(),
             runs: 0,
             warm_cgroup: None,
@@ -458,6 +460,7 @@ impl Supervisor {
         self.prepare_ahead();
         let pump = Pump::new(spec, pid, cgroup, self.cpus, started, control);
         let pumped = pump.run(
+            self.pump_buffer.bytes(),
             Streams {
                 stdout: parent.stdout,
                 stdout_file: parent.stdout_file,
