@@ -966,8 +966,8 @@ mod tests {
         assert_eq!(fs::read_to_string(memsw("1-2")).unwrap(), "67108864");
     }
 
-    #[test]
-    fn v1_stats_parse_from_their_files() {
+    /// A v1 hierarchy of plain directories with run `1-1` made and armed (128 MiB, 16 pids).
+    fn fake_v1_run() -> (tempfile::TempDir, RunCgroup) {
         let root = tempfile::tempdir().unwrap();
         let hierarchy = CgroupHierarchy::V1 {
             memory: root.path().join("memory"),
@@ -978,6 +978,12 @@ mod tests {
         hierarchy.prepare().unwrap();
         let mut run = hierarchy.create_run("1-1").unwrap();
         run.set_limits(128 << 20, 16).unwrap();
+        (root, run)
+    }
+
+    #[test]
+    fn v1_stats_parse_from_their_files() {
+        let (root, mut run) = fake_v1_run();
         let memory = root.path().join("memory/run-1-1");
         assert_eq!(
             fs::read_to_string(memory.join("memory.limit_in_bytes")).unwrap(),
@@ -1016,16 +1022,7 @@ mod tests {
     /// counted in the peak.
     #[test]
     fn a_reused_v1_cgroup_counts_only_each_runs_own() {
-        let root = tempfile::tempdir().unwrap();
-        let hierarchy = CgroupHierarchy::V1 {
-            memory: root.path().join("memory"),
-            pids: root.path().join("pids"),
-            cpuacct: root.path().join("cpuacct"),
-            cpu: None,
-        };
-        hierarchy.prepare().unwrap();
-        let mut run = hierarchy.create_run("1-1").unwrap();
-        run.set_limits(128 << 20, 16).unwrap();
+        let (root, mut run) = fake_v1_run();
         let memory = root.path().join("memory/run-1-1");
         let write = |path: std::path::PathBuf, text: &str| fs::write(path, text).unwrap();
         let counters = |cpu_ns: &str, peak: &str, oom_kills: &str, refusals: &str| {

@@ -289,15 +289,7 @@ fn sockets_are_gone_for_the_next_run() -> Result<(), Failed> {
             .profile(Profile::Node);
         let outcome = sandbox.run(&spec)?;
         let stdout = String::from_utf8_lossy(&outcome.stdout).into_owned();
-        if outcome.status != Status::Ok {
-            return Err(format!(
-                "{mode} ended as {} ({:?}); stdout {stdout:?}, stderr {:?}",
-                outcome.status,
-                outcome.message,
-                String::from_utf8_lossy(&outcome.stderr)
-            )
-            .into());
-        }
+        expect_ok(mode, &outcome, &stdout)?;
         Ok(stdout)
     };
     let left = run("leave")?;
