@@ -271,17 +271,31 @@ impl Supervisor {
             .as_mut()
             .map_err(|e| e.clone())?
             .prepare(spec, scratch, sources)?;
-        let mut cgroup = self.cgroup_for_next_run()?;
-        if let Err(e) = cgroup.set_limits(spec.limits.memory_bytes, spec.limits.pids) {
+        let (memory, pids) = (spec.limits.memory_bytes, spec.limits.pids);
+        if let Some(mut warm) = self.reset_warm_cgroup() {
+            match warm.set_limits(memory, pids) {
+                Ok(()) => return Ok((mounts, warm)),
+                Err(e) => {
+                    // A reused cgroup may hold more than a lower limit lets it keep (memory
+                    // it cannot give back); a fresh one holds nothing.
+                    eprintln!(
+                        "ulticode sandbox supervisor: a fresh cgroup replaces one that cannot take the run's limits: {e}"
+                    );
+                    warm.remove();
+                }
+            }
+        }
+        let mut cgroup = self.fresh_cgroup()?;
+        if let Err(e) = cgroup.set_limits(memory, pids) {
             cgroup.remove();
             return Err(e.to_string());
         }
         Ok((mounts, cgroup))
     }
 
-    /// The last run's cgroup, reset, where it can serve again; otherwise a fresh one. A reset
-    /// that fails gives the cgroup up (it is removed later) rather than the run.
-    fn cgroup_for_next_run(&mut self) -> Result<RunCgroup, String> {
+    /// The last run's cgroup, reset, where it can serve again. A reset that fails gives the
+    /// cgroup up rather than the run.
+    fn reset_warm_cgroup(&mut self) -> Option<RunCgroup> {
         if let Some(mut warm) = self.warm_cgroup.take() {
             // The last run's tmpfs mounts are charged to the cgroup until its init has exited
             // and taken its mount namespace along.
@@ -292,13 +306,18 @@ impl Supervisor {
                 }
             };
             match warm.reuse(settle) {
-                Ok(()) => return Ok(warm),
+                Ok(()) => return Some(warm),
                 Err(e) => {
                     eprintln!("ulticode sandbox supervisor: a fresh cgroup replaces one that could not be reset: {e}");
                     warm.remove();
                 }
             }
         }
+        None
+    }
+
+    /// The cgroup made ahead for the next run, or a new one.
+    fn fresh_cgroup(&mut self) -> Result<RunCgroup, String> {
         match self.next_cgroup.take() {
             Some(cgroup) => Ok(cgroup),
             None => {
