@@ -242,8 +242,7 @@ impl Supervisor {
             Err(message) => return RunOutcome::infrastructure(Status::ConfigError, message),
         };
         match self.prepare(spec, &mounts, &sources) {
-            Ok((mounts, cgroup)) => {
-                let mut cgroup = cgroup;
+            Ok((mounts, mut cgroup)) => {
                 let mut outcome = self.run_in(spec, fds, &mounts, &mut cgroup, control, uid);
                 if cgroup.reusable() {
                     self.warm_cgroup = Some(cgroup);
