@@ -21,6 +21,7 @@ mod mountapi;
 mod native;
 mod outcome;
 mod protocol;
+mod raw;
 mod rootfs;
 mod scratch;
 mod seccomp;

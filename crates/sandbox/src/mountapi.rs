@@ -17,7 +17,7 @@ const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const OPEN_TREE_CLONE: u32 = 1;
 const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
 const AT_RECURSIVE: u32 = 0x8000;
-const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
+pub(crate) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
 
 const FSOPEN_CLOEXEC: u32 = 1;
 const FSCONFIG_SET_STRING: u32 = 1;

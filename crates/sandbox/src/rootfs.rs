@@ -75,28 +75,34 @@ pub enum MountOp {
         writable: bool,
         extra_flags: libc::c_ulong,
     },
-    /// A read-only bind of a run's host path: the detached, read-only copy of its mount tree
-    /// the supervisor made from the path opened with the caller's permissions (`host` only
-    /// names it in messages).
-    BindOpened {
-        source: std::os::fd::RawFd,
-        host: CString,
-        target: CString,
-    },
-    /// Attaches a detached mount the supervisor made (a writable directory's tmpfs).
-    Attach {
-        mount: std::os::fd::RawFd,
-        target: CString,
-    },
-    Proc(CString),
     /// Makes an already mounted tmpfs read-only.
     ReadOnly(CString),
     /// `pivot_root` into the staging root and detach the host tree; then make `/` read-only.
     Pivot(CString),
+}
+
+/// One step of a run's init on top of the template. Init runs in the supervisor's memory
+/// (see [`crate::raw`]), so applying one makes raw calls only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunMount {
     /// Enters a private copy of the template's mount namespace (the descriptor): its root is
     /// the template, nothing of the host's tree is in it, and nothing mounted in the copy
     /// reaches the original or another run's copy.
     EnterTemplate(std::os::fd::RawFd),
+    Proc(CString),
+    Tmpfs {
+        target: CString,
+        options: CString,
+        flags: libc::c_ulong,
+    },
+    /// Attaches a detached mount the supervisor made: a writable directory's tmpfs
+    /// (`host: None`), or the detached, read-only copy of a host path's mount tree, opened with
+    /// the caller's permissions (`host` only names it in messages).
+    Attach {
+        mount: std::os::fd::RawFd,
+        host: Option<CString>,
+        target: CString,
+    },
     Chdir(CString),
 }
 
@@ -283,11 +289,11 @@ impl RootfsLayout {
         template: std::os::fd::RawFd,
         scratch: &[std::os::fd::RawFd],
         sources: &[std::os::fd::RawFd],
-    ) -> Vec<MountOp> {
+    ) -> Vec<RunMount> {
         let mut ops = vec![
-            MountOp::EnterTemplate(template),
-            MountOp::Proc(c"/proc".into()),
-            MountOp::Tmpfs {
+            RunMount::EnterTemplate(template),
+            RunMount::Proc(c"/proc".into()),
+            RunMount::Tmpfs {
                 target: c"/tmp".into(),
                 options: CString::new(format!(
                     "size={},nr_inodes={},mode=1777",
@@ -300,22 +306,22 @@ impl RootfsLayout {
         let (mut scratch, mut sources) = (scratch.iter(), sources.iter());
         for (host, target, writable) in spec.host_dirs() {
             let target = cstring(target);
-            let (mount, source) = if writable {
-                (scratch.next(), None)
-            } else {
-                (None, sources.next())
-            };
-            match (mount, source) {
-                (Some(&mount), _) => ops.push(MountOp::Attach { mount, target }),
-                (_, Some(&source)) => ops.push(MountOp::BindOpened {
-                    source,
-                    host: cstring(host),
+            let attach = if writable {
+                scratch.next().map(|&mount| RunMount::Attach {
+                    mount,
+                    host: None,
                     target,
-                }),
-                (None, None) => unreachable!("one mount or source per host path"),
-            }
+                })
+            } else {
+                sources.next().map(|&mount| RunMount::Attach {
+                    mount,
+                    host: Some(cstring(host)),
+                    target,
+                })
+            };
+            ops.push(attach.expect("one mount or source per host path"));
         }
-        ops.push(MountOp::Chdir(cstring(&spec.effective_cwd())));
+        ops.push(RunMount::Chdir(cstring(&spec.effective_cwd())));
         ops
     }
 }
@@ -376,7 +382,7 @@ impl Template {
         spec: &RunSpec,
         scratch: &[std::os::fd::RawFd],
         sources: &HostSources,
-    ) -> Result<Vec<MountOp>, String> {
+    ) -> Result<Vec<RunMount>, String> {
         let missing = self.layout.missing_mountpoints(spec, sources);
         if !missing.is_empty() {
             self.writable(|_| {
@@ -546,7 +552,7 @@ fn mount(
 }
 
 impl MountOp {
-    /// Performs the operation. Runs in the sandbox's init process, which is single-threaded.
+    /// Performs the operation, in the supervisor (the template) or its one-off helper.
     pub fn apply(&self) -> io::Result<()> {
         match self {
             MountOp::MakePrivate => mount(
@@ -622,15 +628,6 @@ impl MountOp {
                 let tree = std::os::fd::AsRawFd::as_raw_fd(&tree);
                 crate::mountapi::attach(tree, target).map_err(step("attach it"))
             }
-            MountOp::BindOpened { source, target, .. } => crate::mountapi::attach(*source, target),
-            MountOp::Attach { mount, target } => crate::mountapi::attach(*mount, target),
-            MountOp::Proc(target) => mount(
-                Some(&c"proc".into()),
-                target,
-                Some(c"proc"),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                Some(&c"hidepid=2".into()),
-            ),
             MountOp::ReadOnly(target) => mount(
                 None,
                 target,
@@ -656,18 +653,6 @@ impl MountOp {
                     libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | NOSUID_NODEV,
                     None,
                 )
-            }
-            MountOp::EnterTemplate(namespace) => {
-                // SAFETY: setns on a namespace descriptor, unshare with a flag constant; the
-                // caller (init) shares no filesystem information with another process.
-                unsafe {
-                    check(libc::setns(*namespace, libc::CLONE_NEWNS))?;
-                    check(libc::unshare(libc::CLONE_NEWNS))
-                }
-            }
-            MountOp::Chdir(path) => {
-                // SAFETY: `path` is NUL-terminated.
-                check(unsafe { libc::chdir(path.as_ptr()) })
             }
         }
     }
@@ -699,17 +684,91 @@ impl MountOp {
                 show(target),
                 if *writable { "rw" } else { "ro" }
             ),
-            MountOp::BindOpened { host, target, .. } => {
-                format!("bind {} on {} (ro)", show(host), show(target))
-            }
-            MountOp::Attach { target, .. } => {
-                format!("attach a writable directory's tmpfs on {}", show(target))
-            }
-            MountOp::Proc(p) => format!("mount proc on {}", show(p)),
             MountOp::ReadOnly(p) => format!("remount {} read-only", show(p)),
             MountOp::Pivot(p) => format!("pivot_root into {}", show(p)),
-            MountOp::EnterTemplate(_) => "enter a copy of the template's mount namespace".into(),
-            MountOp::Chdir(p) => format!("chdir {} (inside the sandbox)", show(p)),
+        }
+    }
+}
+
+impl RunMount {
+    /// Performs the step in a run's init: raw calls only, no allocation.
+    pub fn apply(&self) -> Result<(), crate::raw::Errno> {
+        use crate::raw::syscall;
+        let ptr = |s: &std::ffi::CStr| s.as_ptr() as usize;
+        let mount = |source: &std::ffi::CStr, target: &CString, flags, data: &std::ffi::CStr| {
+            let args = [
+                ptr(source),
+                ptr(target),
+                ptr(source),
+                flags as usize,
+                ptr(data),
+                0,
+            ];
+            // SAFETY: NUL-terminated strings that outlive the call.
+            unsafe { syscall(libc::SYS_mount, args) }.map(drop)
+        };
+        match self {
+            RunMount::EnterTemplate(namespace) => {
+                // SAFETY: setns on a namespace descriptor, unshare with a flag constant; init
+                // shares no filesystem information with another process.
+                unsafe {
+                    let setns = [*namespace as usize, libc::CLONE_NEWNS as usize, 0, 0, 0, 0];
+                    syscall(libc::SYS_setns, setns)?;
+                    syscall(
+                        libc::SYS_unshare,
+                        [libc::CLONE_NEWNS as usize, 0, 0, 0, 0, 0],
+                    )
+                    .map(drop)
+                }
+            }
+            RunMount::Proc(target) => mount(
+                c"proc",
+                target,
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"hidepid=2",
+            ),
+            RunMount::Tmpfs {
+                target,
+                options,
+                flags,
+            } => mount(c"tmpfs", target, *flags, options),
+            RunMount::Attach { mount, target, .. } => {
+                let args = [
+                    *mount as usize,
+                    ptr(c""),
+                    libc::AT_FDCWD as usize,
+                    ptr(target),
+                    crate::mountapi::MOVE_MOUNT_F_EMPTY_PATH as usize,
+                    0,
+                ];
+                // SAFETY: NUL-terminated paths; `mount` is a mount descriptor init inherited.
+                unsafe { syscall(libc::SYS_move_mount, args) }.map(drop)
+            }
+            RunMount::Chdir(path) => {
+                // SAFETY: `path` is NUL-terminated.
+                unsafe { syscall(libc::SYS_chdir, [ptr(path), 0, 0, 0, 0, 0]) }.map(drop)
+            }
+        }
+    }
+
+    /// A human description for configuration errors.
+    pub fn describe(&self) -> String {
+        let show = |c: &CString| c.to_string_lossy().into_owned();
+        match self {
+            RunMount::EnterTemplate(_) => "enter a copy of the template's mount namespace".into(),
+            RunMount::Proc(p) => format!("mount proc on {}", show(p)),
+            RunMount::Tmpfs {
+                target, options, ..
+            } => format!("mount tmpfs ({}) on {}", show(options), show(target)),
+            RunMount::Attach {
+                host: Some(host),
+                target,
+                ..
+            } => format!("bind {} on {} (ro)", show(host), show(target)),
+            RunMount::Attach { target, .. } => {
+                format!("attach a writable directory's tmpfs on {}", show(target))
+            }
+            RunMount::Chdir(p) => format!("chdir {} (inside the sandbox)", show(p)),
         }
     }
 }
@@ -801,27 +860,29 @@ mod tests {
         assert_eq!(
             ops,
             vec![
-                MountOp::EnterTemplate(5),
-                MountOp::Proc(c("/proc")),
-                MountOp::Tmpfs {
+                RunMount::EnterTemplate(5),
+                RunMount::Proc(c("/proc")),
+                RunMount::Tmpfs {
                     target: c("/tmp"),
                     options: c("size=67108864,nr_inodes=4096,mode=1777"),
                     flags: NOSUID_NODEV,
                 },
-                MountOp::Attach {
+                RunMount::Attach {
                     mount: 7,
+                    host: None,
                     target: c("/job"),
                 },
-                MountOp::BindOpened {
-                    source: 9,
-                    host: c("/opt/data"),
+                RunMount::Attach {
+                    mount: 9,
+                    host: Some(c("/opt/data")),
                     target: c("/data/tests"),
                 },
-                MountOp::Attach {
+                RunMount::Attach {
                     mount: 8,
+                    host: None,
                     target: c("/feedback"),
                 },
-                MountOp::Chdir(c("/job")),
+                RunMount::Chdir(c("/job")),
             ]
         );
     }

@@ -23,6 +23,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::raw::Errno;
+
 #[cfg(not(target_arch = "x86_64"))]
 compile_error!("the seccomp profiles are written for x86_64 syscall numbers");
 
@@ -637,28 +639,24 @@ fn guard_block(guard: &Guard) -> Vec<libc::sock_filter> {
 }
 
 /// Installs `profile`'s filter on the calling thread and returns the listener for its
-/// violations (close-on-exec). Requires `no_new_privs` already set. Runs between fork and exec:
-/// it must not allocate.
-pub(crate) fn install(program: &[libc::sock_filter]) -> std::io::Result<std::os::fd::RawFd> {
+/// violations (close-on-exec). Requires `no_new_privs` already set. Runs in a run's program
+/// before its exec, in the supervisor's memory: raw calls only (see [`crate::raw`]).
+pub(crate) fn install(program: &[libc::sock_filter]) -> Result<std::os::fd::RawFd, Errno> {
     let fprog = libc::sock_fprog {
-        len: u16::try_from(program.len())
-            .map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?,
+        len: u16::try_from(program.len()).map_err(|_| Errno(libc::E2BIG))?,
         filter: program.as_ptr() as *mut libc::sock_filter,
     };
+    let args = [
+        libc::SECCOMP_SET_MODE_FILTER as usize,
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as usize,
+        &fprog as *const libc::sock_fprog as usize,
+        0,
+        0,
+        0,
+    ];
     // SAFETY: `fprog` points at a live, correctly sized program for the duration of the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-            &fprog as *const libc::sock_fprog,
-        )
-    };
-    if rc >= 0 {
-        Ok(rc as std::os::fd::RawFd)
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    let listener = unsafe { crate::raw::syscall(libc::SYS_seccomp, args) }?;
+    Ok(listener as std::os::fd::RawFd)
 }
 
 /// A call the filter handed to the listener: the evidence of `disallowed_syscall`.
@@ -670,14 +668,20 @@ pub struct Violation {
 
 impl Violation {
     /// Receives one pending violation from a listener that reported readiness.
-    pub(crate) fn receive(listener: std::os::fd::RawFd) -> std::io::Result<Violation> {
+    pub(crate) fn receive(listener: std::os::fd::RawFd) -> Result<Violation, Errno> {
         // SAFETY: an all-zero seccomp_notif is valid (and the kernel requires it zeroed).
         let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-        // SAFETY: the ioctl writes one seccomp_notif into `notif`.
-        let rc = unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        let args = [
+            listener as usize,
+            libc::SECCOMP_IOCTL_NOTIF_RECV as usize,
+            &mut notif as *mut libc::seccomp_notif as usize,
+            0,
+            0,
+            0,
+        ];
+        // SAFETY: the ioctl writes one seccomp_notif into `notif`. A raw call: it runs in a
+        // run's init, in the supervisor's memory.
+        unsafe { crate::raw::syscall(libc::SYS_ioctl, args) }?;
         Ok(Violation {
             nr: notif.data.nr,
             arch: notif.data.arch,

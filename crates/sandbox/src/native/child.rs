@@ -6,23 +6,26 @@
 //! - **program** (pid 2): joins the run's cgroup, drops every privilege, installs the seccomp
 //!   filter and execs.
 //!
-//! Init is a copy of the single-threaded supervisor, so allocating there is safe; the program
-//! process shares init's memory while init is suspended, so allocating there is safe too.
-//! Neither may ever return into supervisor code: every path ends in `exec` or `_exit`.
+//! Both run in the supervisor's memory (`CLONE_VM`) on stacks the supervisor mapped: init while
+//! the supervisor goes on pumping, the program while init is suspended until its exec. Copying
+//! the supervisor's address space for init, and the copy-on-write faults both sides took after
+//! it, were most of a run's cost. So nothing here allocates, touches `errno` or thread-local
+//! state, or may panic: every call is a raw one ([`crate::raw`]), everything else was prepared
+//! by the supervisor, and every path ends in `exec` or an exit.
 
-use std::ffi::CString;
-use std::io;
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use crate::rootfs::MountOp;
-use crate::sys;
+use crate::raw::{self, syscall, Errno};
+use crate::rootfs::RunMount;
 
-/// Everything the child processes need, prepared by the supervisor before `clone`.
+/// Everything the child processes need, prepared by the supervisor before `clone`, and left
+/// unchanged until init has reported or is gone.
 pub struct ChildPlan<'a> {
     /// The supervisor's network, IPC and UTS namespaces to join, with their `setns` types.
     pub namespaces: [(RawFd, libc::c_int); 3],
-    pub mounts: &'a [MountOp],
+    pub mounts: &'a [RunMount],
     pub cgroup_procs: Vec<RawFd>,
     pub stdin: RawFd,
     pub stdout: RawFd,
@@ -39,10 +42,7 @@ pub struct ChildPlan<'a> {
     pub uid: libc::uid_t,
     pub gid: libc::gid_t,
     pub seccomp: &'a [libc::sock_filter],
-    /// Paths to try, in order (one for an absolute program, one per `PATH` entry otherwise).
-    pub candidates: Vec<CString>,
-    pub argv: Vec<CString>,
-    pub envp: Vec<CString>,
+    pub exec: &'a ExecArgs,
     /// Where the program leaves its seccomp listener's descriptor number for init (the two
     /// share memory and, until the exec, the descriptor table).
     pub listener: AtomicI32,
@@ -51,6 +51,44 @@ pub struct ChildPlan<'a> {
     pub cpu: Option<u32>,
     /// Signals the supervisor ignores (see [`ignored_signals`]): the program resets them.
     pub ignored_signals: &'a [libc::c_int],
+    /// The top of the stack the program runs on until its exec.
+    pub program_stack_top: usize,
+}
+
+/// The program's `execve` arguments, with the pointer arrays the call takes made ahead.
+pub struct ExecArgs {
+    /// Paths to try, in order (one for an absolute program, one per `PATH` entry otherwise).
+    candidates: Vec<CString>,
+    argv: Vec<CString>,
+    /// Null-terminated pointers into `argv` and `envp` (whose heap buffers never move).
+    argv_ptrs: Vec<*const c_char>,
+    envp_ptrs: Vec<*const c_char>,
+    _envp: Vec<CString>,
+}
+
+impl ExecArgs {
+    pub fn new(candidates: Vec<CString>, argv: Vec<CString>, envp: Vec<CString>) -> Self {
+        let pointers = |strings: &[CString]| {
+            let mut pointers: Vec<*const c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+            pointers.push(std::ptr::null());
+            pointers
+        };
+        Self {
+            argv_ptrs: pointers(&argv),
+            envp_ptrs: pointers(&envp),
+            candidates,
+            argv,
+            _envp: envp,
+        }
+    }
+
+    /// The program's name, for messages.
+    pub fn program(&self) -> String {
+        self.argv
+            .first()
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
 }
 
 /// What init reports on the status pipe once the whole tree is gone: the program's wait status,
@@ -89,117 +127,220 @@ impl Report {
     }
 }
 
-/// Which kind of failure a setup error is, as reported on the error pipe.
+/// Which kind of failure a setup error is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetupFailure {
     Config,
     Launch,
 }
 
-impl SetupFailure {
-    fn tag(self) -> u8 {
+/// The setup step of init or the program that failed. The supervisor words the message: the
+/// children have nothing to format it with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Session,
+    JoinNamespaces,
+    /// The run's mount operation at this index.
+    Mount(u32),
+    WatchChildren,
+    StartProgram,
+    JoinCgroup,
+    UnshareCgroup,
+    RedirectStdio,
+    PinCpu,
+    /// `setrlimit` of this resource.
+    Rlimit(u32),
+    DropPrivileges,
+    CloseDescriptors,
+    Seccomp,
+    Exec,
+}
+
+impl Step {
+    fn code(self) -> (u8, u32) {
         match self {
-            SetupFailure::Config => b'C',
-            SetupFailure::Launch => b'L',
+            Step::Session => (0, 0),
+            Step::JoinNamespaces => (1, 0),
+            Step::Mount(index) => (2, index),
+            Step::WatchChildren => (3, 0),
+            Step::StartProgram => (4, 0),
+            Step::JoinCgroup => (5, 0),
+            Step::UnshareCgroup => (6, 0),
+            Step::RedirectStdio => (7, 0),
+            Step::PinCpu => (8, 0),
+            Step::Rlimit(resource) => (9, resource),
+            Step::DropPrivileges => (10, 0),
+            Step::CloseDescriptors => (11, 0),
+            Step::Seccomp => (12, 0),
+            Step::Exec => (13, 0),
         }
     }
 
-    /// Parses an error-pipe message: a tag byte then the text.
-    pub fn decode(message: &[u8]) -> Option<(SetupFailure, String)> {
-        let (&tag, text) = message.split_first()?;
-        let kind = match tag {
-            b'C' => SetupFailure::Config,
-            b'L' => SetupFailure::Launch,
+    fn from_code(code: u8, index: u32) -> Option<Step> {
+        Some(match code {
+            0 => Step::Session,
+            1 => Step::JoinNamespaces,
+            2 => Step::Mount(index),
+            3 => Step::WatchChildren,
+            4 => Step::StartProgram,
+            5 => Step::JoinCgroup,
+            6 => Step::UnshareCgroup,
+            7 => Step::RedirectStdio,
+            8 => Step::PinCpu,
+            9 => Step::Rlimit(index),
+            10 => Step::DropPrivileges,
+            11 => Step::CloseDescriptors,
+            12 => Step::Seccomp,
+            13 => Step::Exec,
             _ => return None,
-        };
-        Some((kind, String::from_utf8_lossy(text).into_owned()))
+        })
+    }
+
+    /// A failure to start the program is the launch's; the rest are the configuration's.
+    pub fn failure(self) -> SetupFailure {
+        match self {
+            Step::StartProgram | Step::RedirectStdio | Step::Exec => SetupFailure::Launch,
+            _ => SetupFailure::Config,
+        }
+    }
+
+    pub fn describe(self, mounts: &[RunMount], exec: &ExecArgs) -> String {
+        match self {
+            Step::Session => "start the run's session".into(),
+            Step::JoinNamespaces => "join the supervisor's network, IPC or UTS namespace".into(),
+            Step::Mount(index) => mounts
+                .get(index as usize)
+                .map_or_else(|| format!("mount step {index}"), RunMount::describe),
+            Step::WatchChildren => "watch for child exits".into(),
+            Step::StartProgram => "start the program".into(),
+            Step::JoinCgroup => "join the run cgroup".into(),
+            Step::UnshareCgroup => "unshare the cgroup namespace".into(),
+            Step::RedirectStdio => "redirect stdio".into(),
+            Step::PinCpu => "pin the program to its CPU".into(),
+            Step::Rlimit(resource) => format!("setrlimit({resource})"),
+            Step::DropPrivileges => "drop privileges".into(),
+            Step::CloseDescriptors => "close inherited descriptors".into(),
+            Step::Seccomp => "load the seccomp profile".into(),
+            Step::Exec => format!("exec {}", exec.program()),
+        }
     }
 }
 
-fn fail(plan: &ChildPlan<'_>, kind: SetupFailure, what: &str, err: io::Error) -> ! {
-    let mut message = vec![kind.tag()];
-    message.extend_from_slice(format!("{what}: {err}").as_bytes());
-    let _ = sys::write_all(plan.error_pipe, &message);
-    // SAFETY: terminating the process is always sound.
-    unsafe { libc::_exit(126) }
+/// What a child writes on the error pipe before it exits: the failed step and the error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetupError {
+    pub step: Step,
+    pub errno: i32,
 }
 
-fn check(rc: libc::c_int) -> io::Result<()> {
-    sys::check(rc).map(drop)
-}
+impl SetupError {
+    const LEN: usize = 9;
 
-/// Entry of pid 1. Never returns.
-pub fn init_main(plan: &ChildPlan<'_>) -> ! {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_init(plan)));
-    if result.is_err() {
-        fail(
-            plan,
-            SetupFailure::Launch,
-            "sandbox init",
-            io::Error::other("panicked"),
-        );
+    fn encode(self) -> [u8; Self::LEN] {
+        let (code, index) = self.step.code();
+        let mut bytes = [0u8; Self::LEN];
+        bytes[0] = code;
+        bytes[1..5].copy_from_slice(&index.to_le_bytes());
+        bytes[5..9].copy_from_slice(&self.errno.to_le_bytes());
+        bytes
     }
-    // SAFETY: terminating the process is always sound.
-    unsafe { libc::_exit(127) }
+
+    pub fn decode(message: &[u8]) -> Option<Self> {
+        let bytes: &[u8; Self::LEN] = message.try_into().ok()?;
+        let word = |at: usize| [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
+        Some(SetupError {
+            step: Step::from_code(bytes[0], u32::from_le_bytes(word(1)))?,
+            errno: i32::from_le_bytes(word(5)),
+        })
+    }
+
+    /// The kind of failure and its message, for the outcome.
+    pub fn explain(self, mounts: &[RunMount], exec: &ExecArgs) -> (SetupFailure, String) {
+        let error = std::io::Error::from_raw_os_error(self.errno);
+        let what = self.step.describe(mounts, exec);
+        (self.step.failure(), format!("{what}: {error}"))
+    }
+}
+
+fn fail(plan: &ChildPlan<'_>, step: Step, Errno(errno): Errno) -> ! {
+    let _ = raw::write_all(plan.error_pipe, &SetupError { step, errno }.encode());
+    raw::exit(126)
+}
+
+/// A signed argument as the kernel reads it from a register.
+fn arg(value: c_int) -> usize {
+    value as isize as usize
+}
+
+/// The entry of pid 1 (`plan` points at the supervisor's [`ChildPlan`]). Never returns.
+pub extern "C" fn init_entry(plan: *mut c_void) -> c_int {
+    // SAFETY: the supervisor passes its plan, which it leaves unchanged while init runs.
+    run_init(unsafe { &*(plan as *const ChildPlan<'_>) })
 }
 
 fn run_init(plan: &ChildPlan<'_>) -> ! {
     // A session and process group of its own: `kill(0, ...)` or `kill(-pgid, ...)` from the
     // program reaches only this run, never the supervisor, the server or other runs.
-    // SAFETY: setsid has no arguments; init is not a group leader (it was just cloned).
-    if let Err(err) = check(unsafe { libc::setsid() }) {
-        fail(plan, SetupFailure::Config, "start the run's session", err);
+    // SAFETY (every raw call below): integer arguments, or pointers to live values of the
+    // kernel's layout.
+    if let Err(err) = unsafe { syscall(libc::SYS_setsid, [0; 6]) } {
+        fail(plan, Step::Session, err);
     }
     // If the supervisor dies, so does this namespace (and with it the program).
-    // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let deathsig = [
+        libc::PR_SET_PDEATHSIG as usize,
+        libc::SIGKILL as usize,
+        0,
+        0,
+        0,
+        0,
+    ];
+    let _ = unsafe { syscall(libc::SYS_prctl, deathsig) };
     for (namespace, kind) in plan.namespaces {
-        // SAFETY: setns on a namespace descriptor the supervisor holds for its runs.
-        if let Err(err) = check(unsafe { libc::setns(namespace, kind) }) {
-            fail(
-                plan,
-                SetupFailure::Config,
-                "join the supervisor's network, IPC or UTS namespace",
-                err,
-            );
+        let setns = [arg(namespace), arg(kind), 0, 0, 0, 0];
+        if let Err(err) = unsafe { syscall(libc::SYS_setns, setns) } {
+            fail(plan, Step::JoinNamespaces, err);
         }
-        // SAFETY: closing a descriptor this process owns.
-        unsafe { libc::close(namespace) };
+        raw::close(namespace);
     }
-    for op in plan.mounts {
+    for (index, op) in (0u32..).zip(plan.mounts) {
         if let Err(err) = op.apply() {
-            fail(plan, SetupFailure::Config, &op.describe(), err);
+            fail(plan, Step::Mount(index), err);
         }
     }
     // Children are noticed through a signalfd, so init can wait for them and for the seccomp
     // listener at once. The program resets its mask before the exec.
     let children = match child_signals() {
         Ok(fd) => fd,
-        Err(err) => fail(plan, SetupFailure::Config, "watch for child exits", err),
+        Err(err) => fail(plan, Step::WatchChildren, err),
     };
-
-    let program = spawn_program(plan);
-    if program < 0 {
-        fail(
-            plan,
-            SetupFailure::Launch,
-            "start the program",
-            io::Error::last_os_error(),
-        );
-    }
+    let program = match spawn_program(plan) {
+        Ok(pid) => pid,
+        Err(err) => fail(plan, Step::StartProgram, err),
+    };
     let listener = plan.listener.load(Ordering::Acquire);
+    let (status_pipe, cancel) = (plan.status_pipe, plan.cancel);
 
-    // Keep only the status pipe, the cancel pipe, the signalfd and the listener. Every other descriptor (the
-    // program's stdio, the supervisor's ends of the pipes) must not be held open by init: the
-    // program's stdin has to reach EOF when the supervisor closes it, and the output pipes
-    // when the program's tree is gone.
-    close_all_except(&[plan.status_pipe, plan.cancel, children, listener]);
+    // Keep only the status pipe, the cancel pipe, the signalfd and the listener. Every other
+    // descriptor (the program's stdio, the supervisor's ends of the pipes) must not be held
+    // open by init: the program's stdin has to reach EOF when the supervisor closes it, and
+    // the output pipes when the program's tree is gone.
+    close_all_except([status_pipe, cancel, children, listener]);
 
     // When the program exits, everything it left behind is killed and reaped before its status
     // is reported: a report means the whole tree is gone, so the supervisor can read the
     // accounting while this process and its namespaces are still being torn down. A call
     // handed to the listener is a violation: it is recorded and the whole run is killed (the
     // calling thread stays parked until then).
+    let kill_all = || {
+        // From pid 1, kill(-1) signals every other process of the namespace.
+        let _ = unsafe {
+            syscall(
+                libc::SYS_kill,
+                [arg(-1), libc::SIGKILL as usize, 0, 0, 0, 0],
+            )
+        };
+    };
     let mut report = Report {
         wait_status: 0,
         violation: None,
@@ -210,164 +351,130 @@ fn run_init(plan: &ChildPlan<'_>) -> ! {
     let mut cancellable = true;
     loop {
         loop {
-            let mut status = 0;
-            // SAFETY: `status` is a valid out-pointer.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::WNOHANG) };
-            if pid == program {
-                program_status = Some(status);
-                // SAFETY: from pid 1, kill(-1) signals every other process of the namespace.
-                unsafe { libc::kill(-1, libc::SIGKILL) };
-            } else if pid == 0 {
-                break;
-            } else if pid < 0 {
-                if io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+            let mut status: c_int = 0;
+            let flags = (libc::__WALL | libc::WNOHANG) as usize;
+            let wait = [arg(-1), &mut status as *mut c_int as usize, flags, 0, 0, 0];
+            match unsafe { syscall(libc::SYS_wait4, wait) } {
+                Ok(0) => break,
+                Ok(pid) if pid == program as usize => {
+                    program_status = Some(status);
+                    kill_all();
+                }
+                Ok(_) => {}
+                Err(Errno(libc::ECHILD)) => {
                     if let Some(status) = program_status {
                         report.wait_status = status;
-                        let _ = sys::write_all(plan.status_pipe, &report.encode());
+                        let _ = raw::write_all(status_pipe, &report.encode());
                     }
-                    // SAFETY: terminating the process is always sound.
-                    unsafe { libc::_exit(0) };
+                    raw::exit(0);
                 }
-                break;
+                Err(_) => break,
             }
         }
+        let watch = |fd: RawFd, on: bool| libc::pollfd {
+            fd: if on { fd } else { -1 },
+            events: libc::POLLIN,
+            revents: 0,
+        };
         let mut fds = [
-            libc::pollfd {
-                fd: children,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: if listening { listener } else { -1 },
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: if cancellable { plan.cancel } else { -1 },
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            watch(children, true),
+            watch(listener, listening),
+            watch(cancel, cancellable),
         ];
-        // SAFETY: `fds` is a valid array of three pollfd.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 3, -1) } < 0 {
+        let poll = [fds.as_mut_ptr() as usize, fds.len(), arg(-1), 0, 0, 0];
+        if unsafe { syscall(libc::SYS_poll, poll) }.is_err() {
             continue;
         }
-        if fds[0].revents != 0 {
+        let [children_ready, listener_ready, cancel_ready] = fds.map(|fd| fd.revents);
+        if children_ready != 0 {
             let mut info = [0u8; 128];
-            while matches!(sys::read(children, &mut info), Ok(Some(n)) if n > 0) {}
+            while matches!(raw::read(children, &mut info), Ok(n) if n > 0) {}
         }
-        if fds[1].revents & libc::POLLIN != 0 {
+        if listener_ready & libc::POLLIN != 0 {
             if let Ok(violation) = crate::seccomp::Violation::receive(listener) {
                 report.violation.get_or_insert(violation);
-                // SAFETY: as above.
-                unsafe { libc::kill(-1, libc::SIGKILL) };
+                kill_all();
             }
-        } else if fds[1].revents != 0 {
+        } else if listener_ready != 0 {
             // Every filtered process is gone: nothing more can arrive.
             listening = false;
         }
-        if fds[2].revents != 0 {
+        if cancel_ready != 0 {
             cancellable = false;
             // The program's status is not taken yet (this loop reaps before it polls), so the
             // cancellation came first, unless the program was already on its way out: the
             // kill then changes nothing, and its wait status says how it ended by itself.
             if program_status.is_none() {
                 report.cancelled = true;
-                // SAFETY: as above.
-                unsafe { libc::kill(-1, libc::SIGKILL) };
+                kill_all();
             }
         }
     }
 }
 
+/// The kernel's signal set (`sigset_t` as the raw calls take it: 8 bytes).
+fn signal_set(signals: &[c_int]) -> u64 {
+    signals
+        .iter()
+        .filter(|&&signal| (1..=64).contains(&signal))
+        .fold(0, |set, &signal| set | 1u64 << (signal - 1))
+}
+
 /// Blocks `SIGCHLD` and returns a non-blocking signalfd that reports it.
-fn child_signals() -> io::Result<RawFd> {
-    // SAFETY: an initialised signal set and valid out-pointers.
+fn child_signals() -> Result<RawFd, Errno> {
+    let set = signal_set(&[libc::SIGCHLD]);
+    let set_ptr = &set as *const u64 as usize;
+    // SAFETY: pointers to a live 8-byte signal set.
     unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        check(libc::sigprocmask(
-            libc::SIG_BLOCK,
-            &set,
-            std::ptr::null_mut(),
-        ))?;
-        sys::check(libc::signalfd(
-            -1,
-            &set,
-            libc::SFD_NONBLOCK | libc::SFD_CLOEXEC,
-        ))
+        let block = [libc::SIG_BLOCK as usize, set_ptr, 0, 8, 0, 0];
+        syscall(libc::SYS_rt_sigprocmask, block)?;
+        let flags = (libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) as usize;
+        let fd = syscall(libc::SYS_signalfd4, [arg(-1), set_ptr, 8, flags, 0, 0])?;
+        Ok(fd as RawFd)
     }
 }
 
 /// Closes every descriptor but `keep` (negative entries are ignored).
-fn close_all_except(keep: &[RawFd]) {
-    let mut keep: Vec<u32> = keep
-        .iter()
-        .filter_map(|&fd| u32::try_from(fd).ok())
-        .collect();
+fn close_all_except(mut keep: [RawFd; 4]) {
     keep.sort_unstable();
+    let close_range = |from: u32, to: u32| {
+        // SAFETY: closing a descriptor range of this process; nothing here uses them any more.
+        let _ = unsafe {
+            syscall(
+                libc::SYS_close_range,
+                [from as usize, to as usize, 0, 0, 0, 0],
+            )
+        };
+    };
     let mut from = 0u32;
     for fd in keep {
+        let Ok(fd) = u32::try_from(fd) else { continue };
         if fd > from {
-            // SAFETY: closing a descriptor range; nothing in this process uses them any more.
-            unsafe { libc::syscall(libc::SYS_close_range, from, fd - 1, 0u32) };
+            close_range(from, fd - 1);
         }
-        from = fd + 1;
+        from = fd.saturating_add(1);
     }
-    // SAFETY: as above.
-    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32) };
+    close_range(from, u32::MAX);
 }
 
-/// Stack of the program process until it execs.
-const PROGRAM_STACK_BYTES: usize = 256 * 1024;
-
-/// Starts the program process the way `posix_spawn` does: sharing init's memory on a stack of
-/// its own, with init suspended until the exec. Copying init's address space (a copy of the
-/// supervisor's) and tearing the copy down again at exec cost more than the rest of a run's
-/// setup together. The descriptor table is shared too until the exec (which gives the program
-/// a private copy), so the seccomp listener the program creates last stays with init.
-fn spawn_program(plan: &ChildPlan<'_>) -> libc::pid_t {
-    extern "C" fn entry(plan: *mut libc::c_void) -> libc::c_int {
+/// Starts the program process the way `posix_spawn` does: sharing memory on the stack the
+/// supervisor mapped for it, with init suspended until the exec. The descriptor table is
+/// shared too until the exec (which gives the program a private copy), so the seccomp
+/// listener the program creates last stays with init.
+fn spawn_program(plan: &ChildPlan<'_>) -> Result<libc::pid_t, Errno> {
+    extern "C" fn entry(plan: *mut c_void) -> c_int {
         // SAFETY: `plan` is the pointer passed below; init is suspended while this runs.
-        let plan = unsafe { &*(plan as *const ChildPlan<'_>) };
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program_main(plan)));
-        if result.is_err() {
-            fail(
-                plan,
-                SetupFailure::Launch,
-                "sandbox program setup",
-                io::Error::other("panicked"),
-            );
-        }
-        // SAFETY: terminating the process is always sound.
-        unsafe { libc::_exit(127) }
+        program_main(unsafe { &*(plan as *const ChildPlan<'_>) })
     }
-    // A fresh mapping, not a zeroed allocation: only the pages the child touches get faulted in.
-    // SAFETY: an anonymous private mapping; init never unmaps it (it only ever `_exit`s).
-    let stack = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            PROGRAM_STACK_BYTES,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-            -1,
-            0,
-        )
-    };
-    if stack == libc::MAP_FAILED {
-        return -1;
-    }
-    // The stack grows down from a 16-byte aligned top.
-    let top = (stack as usize + PROGRAM_STACK_BYTES) & !15;
-    // SAFETY: the child runs `entry` on `stack`, which outlives it (init is suspended by
-    // CLONE_VFORK until the child has exec'd or exited), and never returns into init's frames.
+    let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD;
+    // SAFETY: the program runs `entry` on its own stack, which outlives it (the supervisor
+    // keeps it until init is reaped), and keeps to raw calls (see the module's docs).
     unsafe {
-        libc::clone(
+        raw::clone_on_stack(
+            flags as libc::c_ulong,
+            plan.program_stack_top,
             entry,
-            top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD,
-            plan as *const ChildPlan<'_> as *mut libc::c_void,
+            plan as *const ChildPlan<'_> as *mut c_void,
         )
     }
 }
@@ -391,18 +498,15 @@ const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 fn program_main(plan: &ChildPlan<'_>) -> ! {
     // Join the run's cgroup first, so the accounting covers only the program's own tree.
     for &fd in &plan.cgroup_procs {
-        if let Err(err) = sys::write_all(fd, b"0") {
-            fail(plan, SetupFailure::Config, "join the run cgroup", err);
+        if let Err(err) = raw::write_all(fd, b"0") {
+            fail(plan, Step::JoinCgroup, err);
         }
     }
-    // SAFETY: unshare with a flag constant.
-    if let Err(err) = check(unsafe { libc::unshare(libc::CLONE_NEWCGROUP) }) {
-        fail(
-            plan,
-            SetupFailure::Config,
-            "unshare the cgroup namespace",
-            err,
-        );
+    // SAFETY (every raw call below): integer arguments, or pointers to live values of the
+    // kernel's layout.
+    let unshare = [libc::CLONE_NEWCGROUP as usize, 0, 0, 0, 0, 0];
+    if let Err(err) = unsafe { syscall(libc::SYS_unshare, unshare) } {
+        fail(plan, Step::UnshareCgroup, err);
     }
     let records = plan.records.into_iter().flat_map(|(records, ack)| {
         [
@@ -414,27 +518,28 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
         .into_iter()
         .chain(records)
     {
-        // SAFETY: duplicating descriptors this process owns. Numbers 3 and 4 are free to
-        // replace: the supervisor reserved them, so none of init's own descriptors has them.
-        if let Err(err) = check(unsafe { libc::dup2(from, to) }) {
-            fail(plan, SetupFailure::Launch, "redirect stdio", err);
+        // Numbers 3 and 4 are free to replace: the supervisor reserved them, so none of
+        // init's own descriptors has them.
+        if let Err(err) = unsafe { syscall(libc::SYS_dup2, [arg(from), arg(to), 0, 0, 0, 0]) } {
+            fail(plan, Step::RedirectStdio, err);
         }
     }
     reset_signals(plan.ignored_signals);
     if let Some(cpu) = plan.cpu {
-        // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET stays in bounds.
-        let rc = unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu as usize, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-        };
-        if let Err(err) = check(rc) {
-            fail(
-                plan,
-                SetupFailure::Config,
-                "pin the program to its CPU",
-                err,
-            );
+        let mut set = [0u64; 16];
+        if let Some(word) = set.get_mut(cpu as usize / 64) {
+            *word |= 1 << (cpu % 64);
+        }
+        let affinity = [
+            0,
+            std::mem::size_of_val(&set),
+            set.as_ptr() as usize,
+            0,
+            0,
+            0,
+        ];
+        if let Err(err) = unsafe { syscall(libc::SYS_sched_setaffinity, affinity) } {
+            fail(plan, Step::PinCpu, err);
         }
     }
     for &(resource, soft, hard) in &plan.rlimits {
@@ -442,42 +547,25 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
             rlim_cur: soft,
             rlim_max: hard,
         };
-        // SAFETY: `limit` is a valid rlimit.
-        if let Err(err) = check(unsafe { libc::setrlimit(resource, &limit) }) {
-            fail(
-                plan,
-                SetupFailure::Config,
-                &format!("setrlimit({resource})"),
-                err,
-            );
+        let prlimit = [0, resource as usize, &limit as *const _ as usize, 0, 0, 0];
+        if let Err(err) = unsafe { syscall(libc::SYS_prlimit64, prlimit) } {
+            fail(plan, Step::Rlimit(resource), err);
         }
     }
     if let Err(err) = drop_privileges(plan.uid, plan.gid) {
-        fail(plan, SetupFailure::Config, "drop privileges", err);
+        fail(plan, Step::DropPrivileges, err);
     }
     // Everything but 0, 1 and 2 (and 3 and 4, the report channel, when there is one) closes
     // at exec (the error pipe stays usable until then).
-    let first_closed = if plan.records.is_some() { 5u32 } else { 3u32 };
-    // SAFETY: close_range marks descriptors close-on-exec; no memory is involved.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            first_closed,
-            u32::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        )
-    };
-    if let Err(err) = check(rc as libc::c_int) {
-        fail(
-            plan,
-            SetupFailure::Config,
-            "close inherited descriptors",
-            err,
-        );
+    let first_closed = if plan.records.is_some() { 5 } else { 3 };
+    let cloexec = libc::CLOSE_RANGE_CLOEXEC as usize;
+    let close_range = [first_closed, u32::MAX as usize, cloexec, 0, 0, 0];
+    if let Err(err) = unsafe { syscall(libc::SYS_close_range, close_range) } {
+        fail(plan, Step::CloseDescriptors, err);
     }
     match crate::seccomp::install(plan.seccomp) {
         Ok(listener) => plan.listener.store(listener, Ordering::Release),
-        Err(err) => fail(plan, SetupFailure::Config, "load the seccomp profile", err),
+        Err(err) => fail(plan, Step::Seccomp, err),
     }
     exec(plan)
 }
@@ -503,16 +591,9 @@ pub fn ignored_signals() -> Vec<libc::c_int> {
             let mut current = KernelSigaction::default();
             // SAFETY: a query only (no new action); `current` is a valid out-pointer of the
             // kernel's layout and size.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_rt_sigaction,
-                    signal,
-                    std::ptr::null::<KernelSigaction>(),
-                    &mut current,
-                    8usize,
-                )
-            };
-            rc == 0 && current.handler == libc::SIG_IGN
+            let query = [signal as usize, 0, &mut current as *mut _ as usize, 8, 0, 0];
+            let answered = unsafe { syscall(libc::SYS_rt_sigaction, query) };
+            answered.is_ok() && current.handler == libc::SIG_IGN
         })
         .collect()
 }
@@ -520,54 +601,48 @@ pub fn ignored_signals() -> Vec<libc::c_int> {
 fn reset_signals(ignored: &[libc::c_int]) {
     let default = KernelSigaction::default();
     for &signal in ignored {
+        let action = [arg(signal), &default as *const _ as usize, 0, 8, 0, 0];
         // SAFETY: installing the default disposition (handler 0) from a valid struct.
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                signal,
-                &default,
-                std::ptr::null_mut::<KernelSigaction>(),
-                8usize,
-            )
-        };
+        let _ = unsafe { syscall(libc::SYS_rt_sigaction, action) };
     }
-    // SAFETY: an empty, initialised signal set.
-    unsafe {
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    }
+    let empty = 0u64;
+    let unblock = [
+        libc::SIG_SETMASK as usize,
+        &empty as *const u64 as usize,
+        0,
+        8,
+        0,
+        0,
+    ];
+    // SAFETY: an empty 8-byte signal set.
+    let _ = unsafe { syscall(libc::SYS_rt_sigprocmask, unblock) };
 }
 
 /// Bounding and ambient sets emptied, supplementary groups dropped, uid/gid switched (which
 /// clears the effective and permitted sets), inheritable cleared, `no_new_privs` set.
-fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
-    // SAFETY: prctl/setgroups/setres*id/capset with valid arguments.
-    unsafe {
-        // Capabilities are numbered from 0 up to the kernel's last; EINVAL is the first past it.
-        for cap in 0..64 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
-                if io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-                    break;
-                }
-                return Err(io::Error::last_os_error());
-            }
+fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> Result<(), Errno> {
+    let prctl = |option: c_int, value: usize| {
+        // SAFETY: prctl with integer arguments.
+        unsafe { syscall(libc::SYS_prctl, [option as usize, value, 0, 0, 0, 0]) }
+    };
+    // Capabilities are numbered from 0 up to the kernel's last; EINVAL is the first past it.
+    for cap in 0..64 {
+        match prctl(libc::PR_CAPBSET_DROP, cap) {
+            Ok(_) => {}
+            Err(Errno(libc::EINVAL)) => break,
+            Err(err) => return Err(err),
         }
-        check(libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        ))?;
-        // Raw syscalls: glibc's wrappers would coordinate with "other threads" of the memory
-        // this process shares with init.
-        check(
-            libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) as libc::c_int,
-        )?;
-        check(libc::syscall(libc::SYS_setresgid, gid, gid, gid) as libc::c_int)?;
-        check(libc::syscall(libc::SYS_setresuid, uid, uid, uid) as libc::c_int)?;
-        let mut header = CapHeader {
+    }
+    let clear_ambient = libc::PR_CAP_AMBIENT_CLEAR_ALL as usize;
+    // SAFETY: integer arguments, and pointers to live values of the kernel's layout.
+    unsafe {
+        let ambient = [libc::PR_CAP_AMBIENT as usize, clear_ambient, 0, 0, 0, 0];
+        syscall(libc::SYS_prctl, ambient)?;
+        syscall(libc::SYS_setgroups, [0; 6])?;
+        let (uid, gid) = (uid as usize, gid as usize);
+        syscall(libc::SYS_setresgid, [gid, gid, gid, 0, 0, 0])?;
+        syscall(libc::SYS_setresuid, [uid, uid, uid, 0, 0, 0])?;
+        let header = CapHeader {
             version: LINUX_CAPABILITY_VERSION_3,
             pid: 0,
         };
@@ -576,51 +651,97 @@ fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
             permitted: 0,
             inheritable: 0,
         }; 2];
-        check(libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) as libc::c_int)?;
-        check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+        let capset = [
+            &header as *const _ as usize,
+            data.as_ptr() as usize,
+            0,
+            0,
+            0,
+            0,
+        ];
+        syscall(libc::SYS_capset, capset)?;
     }
-    Ok(())
+    prctl(libc::PR_SET_NO_NEW_PRIVS, 1).map(drop)
 }
 
 fn exec(plan: &ChildPlan<'_>) -> ! {
-    let mut argv: Vec<*const libc::c_char> = plan.argv.iter().map(|a| a.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let mut envp: Vec<*const libc::c_char> = plan.envp.iter().map(|e| e.as_ptr()).collect();
-    envp.push(std::ptr::null());
-    let mut best = io::Error::from_raw_os_error(libc::ENOENT);
-    for candidate in &plan.candidates {
-        // SAFETY: NUL-terminated strings and null-terminated pointer arrays that outlive the call.
-        unsafe { libc::execve(candidate.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
-        let err = io::Error::last_os_error();
-        // A PATH search reports the most informative failure, not the last ENOENT.
-        if err.raw_os_error() != Some(libc::ENOENT) {
-            best = err;
+    let exec = plan.exec;
+    let mut best = Errno(libc::ENOENT);
+    for candidate in &exec.candidates {
+        let args = [
+            candidate.as_ptr() as usize,
+            exec.argv_ptrs.as_ptr() as usize,
+            exec.envp_ptrs.as_ptr() as usize,
+            0,
+            0,
+            0,
+        ];
+        // SAFETY: NUL-terminated strings and null-terminated pointer arrays that outlive the
+        // call.
+        if let Err(err) = unsafe { syscall(libc::SYS_execve, args) } {
+            // A PATH search reports the most informative failure, not the last ENOENT.
+            if err != Errno(libc::ENOENT) {
+                best = err;
+            }
         }
     }
-    let program = plan.argv.first().map(|a| a.to_string_lossy().into_owned());
-    fail(
-        plan,
-        SetupFailure::Launch,
-        &format!("exec {}", program.unwrap_or_default()),
-        best,
-    )
+    fail(plan, Step::Exec, best)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn exec_args() -> ExecArgs {
+        ExecArgs::new(vec![], vec![c"/job/a.out".into()], vec![])
+    }
+
     #[test]
-    fn error_pipe_messages_decode() {
-        assert_eq!(
-            SetupFailure::decode(b"Cmount x: denied"),
-            Some((SetupFailure::Config, "mount x: denied".into()))
+    fn setup_errors_round_trip_and_are_worded_by_the_supervisor() {
+        let mounts = [RunMount::Proc(c"/proc".into())];
+        for step in [
+            Step::Session,
+            Step::Mount(0),
+            Step::Rlimit(libc::RLIMIT_NOFILE),
+            Step::Exec,
+            Step::Seccomp,
+        ] {
+            let error = SetupError {
+                step,
+                errno: libc::EPERM,
+            };
+            assert_eq!(SetupError::decode(&error.encode()), Some(error));
+        }
+        let explain = |step, errno| SetupError { step, errno }.explain(&mounts, &exec_args());
+        let (kind, message) = explain(Step::Exec, libc::ENOENT);
+        assert_eq!(kind, SetupFailure::Launch);
+        assert!(
+            message.starts_with("exec /job/a.out: No such file"),
+            "{message}"
         );
-        assert_eq!(
-            SetupFailure::decode(b"Lexec /x: No such file"),
-            Some((SetupFailure::Launch, "exec /x: No such file".into()))
+        let (kind, message) = explain(Step::Mount(0), libc::EPERM);
+        assert_eq!(kind, SetupFailure::Config);
+        assert!(
+            message.starts_with("mount proc on /proc: Operation not permitted"),
+            "{message}"
         );
-        assert_eq!(SetupFailure::decode(b""), None);
-        assert_eq!(SetupFailure::decode(b"?what"), None);
+        assert_eq!(SetupError::decode(b""), None);
+        assert_eq!(SetupError::decode(&[99, 0, 0, 0, 0, 1, 0, 0, 0]), None);
+    }
+
+    #[test]
+    fn exec_pointer_arrays_are_null_terminated_views_of_the_strings() {
+        let args = ExecArgs::new(vec![], vec![c"a".into(), c"b".into()], vec![c"X=1".into()]);
+        assert_eq!(args.argv_ptrs.len(), 3);
+        assert!(args.argv_ptrs[2].is_null() && args.envp_ptrs[1].is_null());
+        // SAFETY: the pointers point into `args`' strings, alive here.
+        let first = unsafe { std::ffi::CStr::from_ptr(args.argv_ptrs[1]) };
+        assert_eq!(first, c"b");
+    }
+
+    #[test]
+    fn signal_sets_have_one_bit_per_signal() {
+        assert_eq!(signal_set(&[libc::SIGCHLD]), 1 << (libc::SIGCHLD - 1));
+        assert_eq!(signal_set(&[1, 64, 0, 65]), 1 | 1 << 63);
     }
 }

@@ -3,18 +3,20 @@
 //! ```text
 //! caller thread ──request──▶ supervisor (exec'd, single-threaded, root, own process
 //!                              │         group, one run identity for its life)
-//!                              │ clone(NEWPID|NEWNS|NEWIPC|NEWUTS), joins a fresh netns
+//!                              │ clone(NEWPID|VM) on a stack of its own
 //!                              ▼
-//!                            init (pid 1: own session, mounts the root, reaps, holds the
-//!                              │   seccomp listener, reports)
+//!                            init (pid 1: own session, joins the supervisor's net, IPC and
+//!                              │   UTS namespaces, enters a copy of the template's mount
+//!                              │   namespace, mounts the run's own, reaps, holds the seccomp
+//!                              │   listener, reports)
 //!                              │ clone(VM|VFORK|FILES)
 //!                              ▼
 //!                            program (pid 2: cgroups, CPU, rlimits, the run's uid, no caps,
 //!                                     no_new_privs, seccomp, exec)
 //! ```
 //!
-//! A supervisor is reused for later runs, so a run costs a clone, a fork and an exec rather
-//! than a process start of this binary. A supervisor that fails mid-run is discarded and the run
+//! A supervisor is reused for later runs, so a run costs two clones that copy no memory and an
+//! exec rather than a process start of this binary. A supervisor that fails mid-run is discarded and the run
 //! reported as a launch failure.
 //!
 //! Supervisors are either started by this process (which must then be root) or served by a
@@ -23,6 +25,7 @@
 
 mod child;
 mod daemon;
+mod inits;
 mod pump;
 mod resources;
 mod supervisor;

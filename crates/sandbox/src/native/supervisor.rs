@@ -2,9 +2,9 @@
 //!
 //! It is started by exec (never forked from the async runtime that asked for it), which keeps
 //! `clone` safe and keeps the caller's memory out of the program's accounting. Per run it
-//! creates the cgroup, clones the sandbox init into fresh pid, mount, ipc, uts and network
-//! namespaces, pumps stdio with byte caps, enforces the CPU and wall-clock limits, and turns the
-//! kernel's evidence into a [`RunOutcome`].
+//! arms the cgroup, clones the sandbox init (in this process's memory, on a stack of its own)
+//! into a fresh pid namespace, pumps stdio with byte caps, enforces the CPU and wall-clock
+//! limits, and turns the kernel's evidence into a [`RunOutcome`].
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -14,14 +14,15 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::child::{self, ChildPlan, SetupFailure};
+use super::child::{self, ChildPlan, ExecArgs, SetupError, SetupFailure};
+use super::inits::Inits;
 use super::pump::{Pump, PumpBuffer, Streams};
 use super::resources::{CpuClaims, SharedNamespaces};
 use crate::caller::Caller;
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
 use crate::outcome::{classify, EnforcedKill, Evidence, Fault, RunOutcome, Status, Termination};
 use crate::protocol::{self, Incoming};
-use crate::rootfs::{RootfsLayout, Template};
+use crate::rootfs::{RootfsLayout, RunMount, Template};
 use crate::scratch::{Scratch, ScratchError};
 use crate::seccomp::Profile;
 use crate::sources::HostSources;
@@ -33,8 +34,9 @@ const STAGING_DIRS: &[&str] = &["/run/ulticode-sandbox/root", "/tmp/ulticode-san
 
 /// Only the pid namespace: init joins the supervisor's network, IPC and UTS namespaces (see
 /// [`SharedNamespaces`]) and enters a copy of the template's mount namespace (see
-/// [`crate::rootfs::MountOp::EnterTemplate`]), because making them per run costs the most.
-const CLONE_FLAGS: libc::c_ulong = libc::CLONE_NEWPID as libc::c_ulong;
+/// [`RunMount::EnterTemplate`]), because making them per run costs the most. Init shares this
+/// process's memory (see `child`): copying it was most of a run's cost.
+const CLONE_FLAGS: libc::c_int = libc::CLONE_NEWPID | libc::CLONE_VM | libc::SIGCHLD;
 
 /// Variables every profile starts from; nothing else from the host is inherited.
 const BASE_ENV: &[(&str, &str)] = &[
@@ -165,8 +167,9 @@ struct Supervisor {
     next_cgroup: Option<RunCgroup>,
     /// A cgroup that cannot serve again, removed while the next run's init builds its root.
     retired: Option<RunCgroup>,
-    /// Inits that reported and are exiting; reaped later, off the response path.
-    exited_inits: Vec<libc::pid_t>,
+    /// The stacks of inits and programs, and the inits that reported and are exiting (reaped
+    /// later, off the response path).
+    inits: Inits,
 }
 
 impl Supervisor {
@@ -209,7 +212,7 @@ impl Supervisor {
             warm_cgroup: None,
             next_cgroup: None,
             retired: None,
-            exited_inits: Vec::new(),
+            inits: Inits::default(),
         }
     }
 
@@ -264,7 +267,7 @@ impl Supervisor {
         spec: &RunSpec,
         scratch: &[RawFd],
         sources: &HostSources,
-    ) -> Result<(Vec<crate::rootfs::MountOp>, RunCgroup), String> {
+    ) -> Result<(Vec<RunMount>, RunCgroup), String> {
         let mounts = self
             .template
             .as_mut()
@@ -298,13 +301,8 @@ impl Supervisor {
         if let Some(mut warm) = self.warm_cgroup.take() {
             // The last run's tmpfs mounts are charged to the cgroup until its init has exited
             // and taken its mount namespace along.
-            let exited_inits = &mut self.exited_inits;
-            let settle = || {
-                for pid in exited_inits.drain(..) {
-                    let _ = sys::wait_pid(pid);
-                }
-            };
-            match warm.reuse(settle) {
+            let inits = &mut self.inits;
+            match warm.reuse(|| inits.wait_all()) {
                 Ok(()) => return Some(warm),
                 Err(e) => {
                     eprintln!("ulticode sandbox supervisor: a fresh cgroup replaces one that could not be reset: {e}");
@@ -336,7 +334,7 @@ impl Supervisor {
     /// that cannot serve again removed and, where cgroups are not reused (v2), the next one
     /// created.
     fn prepare_ahead(&mut self) {
-        self.exited_inits.retain(|&pid| !sys::try_reap(pid));
+        self.inits.reap_exited();
         if let Some(retired) = self.retired.take() {
             retired.remove();
         }
@@ -367,9 +365,7 @@ impl Supervisor {
 
     /// Removes the cgroups this supervisor still holds.
     fn shutdown(&mut self) {
-        for pid in self.exited_inits.drain(..) {
-            let _ = sys::wait_pid(pid);
-        }
+        self.inits.wait_all();
         for cgroup in [
             self.retired.take(),
             self.next_cgroup.take(),
@@ -386,7 +382,7 @@ impl Supervisor {
         &mut self,
         spec: &RunSpec,
         fds: PassedFds,
-        mounts: &[crate::rootfs::MountOp],
+        mounts: &[RunMount],
         cgroup: &mut RunCgroup,
         control: RawFd,
         uid: u32,
@@ -420,6 +416,21 @@ impl Supervisor {
             Ok(namespaces) => namespaces.to_join(),
             Err(e) => return RunOutcome::infrastructure(Status::ConfigError, e.clone()),
         };
+        let stack = match self.inits.stack() {
+            Ok(stack) => stack,
+            Err(e) => {
+                let message = format!("map the stacks of the sandbox init: {e}");
+                return RunOutcome::infrastructure(Status::LaunchFailure, message);
+            }
+        };
+        let exec = ExecArgs::new(
+            exec_candidates(spec),
+            std::iter::once(&spec.program)
+                .chain(&spec.args)
+                .map(|a| CString::new(a.as_str()).expect("validated"))
+                .collect(),
+            environment(spec),
+        );
         // Held until the run's tree is gone.
         let (cpu, _cpu_claim) = self.cpus_to_pin.claim();
         let plan = ChildPlan {
@@ -440,40 +451,35 @@ impl Supervisor {
             uid,
             gid: uid,
             seccomp: &self.filters[&spec.profile],
-            candidates: exec_candidates(spec),
-            argv: std::iter::once(&spec.program)
-                .chain(&spec.args)
-                .map(|a| CString::new(a.as_str()).expect("validated"))
-                .collect(),
-            envp: environment(spec),
+            exec: &exec,
             listener: std::sync::atomic::AtomicI32::new(-1),
             cpu,
             ignored_signals: &self.ignored_signals,
+            program_stack_top: stack.program_top(),
         };
 
         let started = Instant::now();
-        // SAFETY: raw clone without CLONE_VM behaves like fork; this process is single-threaded,
-        // and the child never returns into this function (init_main ends in _exit).
-        let pid = unsafe {
-            libc::syscall(
-                libc::SYS_clone,
-                CLONE_FLAGS | libc::SIGCHLD as libc::c_ulong,
-                0usize,
-                0usize,
-                0usize,
-                0usize,
+        // SAFETY: init runs `child::init_entry` on its own stack, which no other process uses
+        // until init is reaped; the plan it reads stays unchanged until init has reported or is
+        // gone (the pump below returns only then); init keeps to raw calls.
+        let cloned = unsafe {
+            crate::raw::clone_on_stack(
+                CLONE_FLAGS as libc::c_ulong,
+                stack.init_top(),
+                child::init_entry,
+                &plan as *const ChildPlan<'_> as *mut libc::c_void,
             )
         };
-        if pid < 0 {
-            return RunOutcome::infrastructure(
-                Status::LaunchFailure,
-                format!("clone the sandbox init: {}", io::Error::last_os_error()),
-            );
-        }
-        if pid == 0 {
-            child::init_main(&plan);
-        }
-        let pid = pid as libc::pid_t;
+        let pid = match cloned {
+            Ok(pid) => pid,
+            Err(errno) => {
+                self.inits.release(stack);
+                return RunOutcome::infrastructure(
+                    Status::LaunchFailure,
+                    format!("clone the sandbox init: {}", io::Error::from(errno)),
+                );
+            }
+        };
         let parent = io.into_parent();
         self.prepare_ahead();
         let pump = Pump::new(spec, pid, cgroup, self.cpus, started, control);
@@ -492,16 +498,18 @@ impl Supervisor {
         let wall = started.elapsed();
         if pumped.report.is_some() {
             // The tree is gone; init's own exit finishes in the background.
-            self.exited_inits.push(pid);
+            self.inits.exiting(pid, stack);
         } else {
             // Init died without a report (killed, or failed setup): its exit kills the rest.
             let _ = sys::wait_pid(pid);
+            self.inits.release(stack);
         }
 
         let setup_failure = sys::read_to_end(parent.error_read.as_raw_fd())
             .ok()
-            .and_then(|m| SetupFailure::decode(&m));
-        if let Some((kind, message)) = setup_failure {
+            .and_then(|m| SetupError::decode(&m));
+        if let Some(error) = setup_failure {
+            let (kind, message) = error.explain(mounts, &exec);
             let status = match kind {
                 SetupFailure::Config => Status::ConfigError,
                 SetupFailure::Launch => Status::LaunchFailure,
