@@ -46,9 +46,6 @@ pub struct ChildPlan<'a> {
     /// Where the program leaves its seccomp listener's descriptor number for init (the two
     /// share memory and, until the exec, the descriptor table).
     pub listener: AtomicI32,
-    /// The CPU the program (and everything it starts) runs on; the filter refuses
-    /// `sched_setaffinity`, so it stays there.
-    pub cpu: Option<u32>,
     /// Signals the supervisor ignores (see [`ignored_signals`]): the program resets them.
     pub ignored_signals: &'a [libc::c_int],
     /// The top of the stack the program runs on until its exec.
@@ -147,7 +144,6 @@ pub enum Step {
     JoinCgroup,
     UnshareCgroup,
     RedirectStdio,
-    PinCpu,
     /// `setrlimit` of this resource.
     Rlimit(u32),
     DropPrivileges,
@@ -167,7 +163,6 @@ impl Step {
             Step::JoinCgroup => (5, 0),
             Step::UnshareCgroup => (6, 0),
             Step::RedirectStdio => (7, 0),
-            Step::PinCpu => (8, 0),
             Step::Rlimit(resource) => (9, resource),
             Step::DropPrivileges => (10, 0),
             Step::CloseDescriptors => (11, 0),
@@ -186,7 +181,6 @@ impl Step {
             5 => Step::JoinCgroup,
             6 => Step::UnshareCgroup,
             7 => Step::RedirectStdio,
-            8 => Step::PinCpu,
             9 => Step::Rlimit(index),
             10 => Step::DropPrivileges,
             11 => Step::CloseDescriptors,
@@ -216,7 +210,6 @@ impl Step {
             Step::JoinCgroup => "join the run cgroup".into(),
             Step::UnshareCgroup => "unshare the cgroup namespace".into(),
             Step::RedirectStdio => "redirect stdio".into(),
-            Step::PinCpu => "pin the program to its CPU".into(),
             Step::Rlimit(resource) => format!("setrlimit({resource})"),
             Step::DropPrivileges => "drop privileges".into(),
             Step::CloseDescriptors => "close inherited descriptors".into(),
@@ -525,23 +518,6 @@ fn program_main(plan: &ChildPlan<'_>) -> ! {
         }
     }
     reset_signals(plan.ignored_signals);
-    if let Some(cpu) = plan.cpu {
-        let mut set = [0u64; 16];
-        if let Some(word) = set.get_mut(cpu as usize / 64) {
-            *word |= 1 << (cpu % 64);
-        }
-        let affinity = [
-            0,
-            std::mem::size_of_val(&set),
-            set.as_ptr() as usize,
-            0,
-            0,
-            0,
-        ];
-        if let Err(err) = unsafe { syscall(libc::SYS_sched_setaffinity, affinity) } {
-            fail(plan, Step::PinCpu, err);
-        }
-    }
     for &(resource, soft, hard) in &plan.rlimits {
         let limit = libc::rlimit {
             rlim_cur: soft,

@@ -151,6 +151,8 @@ struct Supervisor {
     identity: Result<RunIdentity, String>,
     /// The CPUs this supervisor's runs are pinned to, one at a time.
     cpus_to_pin: CpuClaims,
+    /// The CPU this process is pinned to: its last run's.
+    pinned_to: Option<u32>,
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
     cgroups: Result<CgroupHierarchy, String>,
     template: Result<Template, String>,
@@ -201,6 +203,7 @@ impl Supervisor {
             favor_dynamic_changes,
             identity,
             cpus_to_pin,
+            pinned_to: None,
             cgroups,
             template,
             namespaces,
@@ -378,6 +381,26 @@ impl Supervisor {
         }
     }
 
+    /// Pins this process to the run's CPU, so init and the program inherit it: the whole run
+    /// (its setup, its program, the pump and the teardown) stays on the CPU it claimed and
+    /// never waits behind another run's program. The program starts there, never migrated; a
+    /// supervisor keeps its slot's CPU from run to run, so this is mostly no call at all.
+    fn pin(&mut self, cpu: Option<u32>) -> io::Result<()> {
+        let Some(cpu) = cpu.filter(|&cpu| self.pinned_to != Some(cpu)) else {
+            return Ok(());
+        };
+        // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET stays in bounds (the
+        // CPU is one this process may use); the call reads the set.
+        let rc = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu as usize, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        sys::check(rc)?;
+        self.pinned_to = Some(cpu);
+        Ok(())
+    }
+
     fn run_in(
         &mut self,
         spec: &RunSpec,
@@ -433,6 +456,10 @@ impl Supervisor {
         );
         // Held until the run's tree is gone.
         let (cpu, _cpu_claim) = self.cpus_to_pin.claim();
+        if let Err(e) = self.pin(cpu) {
+            let message = format!("pin the run to its CPU: {e}");
+            return RunOutcome::infrastructure(Status::ConfigError, message);
+        }
         let plan = ChildPlan {
             namespaces,
             mounts,
@@ -453,7 +480,6 @@ impl Supervisor {
             seccomp: &self.filters[&spec.profile],
             exec: &exec,
             listener: std::sync::atomic::AtomicI32::new(-1),
-            cpu,
             ignored_signals: &self.ignored_signals,
             program_stack_top: stack.program_top(),
         };

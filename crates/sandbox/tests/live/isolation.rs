@@ -442,7 +442,44 @@ pub fn trials() -> Vec<Trial> {
             "read_only_bind_is_read_only_in_its_submounts",
             read_only_reaches_submounts,
         ),
+        Trial::test(
+            "a_run_and_everything_it_starts_stay_on_one_cpu",
+            runs_are_pinned_to_one_cpu,
+        ),
     ]
+}
+
+/// The program inherits its CPU from the supervisor (pinned for the run) and passes it on; it
+/// cannot widen it.
+fn runs_are_pinned_to_one_cpu() -> Result<(), Failed> {
+    let outcome = run(&shell(
+        "grep Cpus_allowed_list /proc/self/status; \
+         taskset -p -c 0-1023 $$ >/dev/null 2>&1; grep Cpus_allowed_list /proc/$$/status",
+    ))?;
+    expect(&outcome, Status::Ok)?;
+    let out = String::from_utf8_lossy(&outcome.stdout).into_owned();
+    let cpus: Vec<&str> = out
+        .lines()
+        .filter_map(|line| line.strip_prefix("Cpus_allowed_list:"))
+        .map(str::trim)
+        .collect();
+    let allowed: Vec<String> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&cpu| {
+            // SAFETY: an all-zero set is valid; the call fills it for this process.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+                libc::CPU_ISSET(cpu, &set)
+            }
+        })
+        .map(|cpu| cpu.to_string())
+        .collect();
+    match cpus.as_slice() {
+        [child, shell] if child == shell && allowed.iter().any(|cpu| cpu == child) => Ok(()),
+        _ => Err(
+            format!("expected one allowed CPU, twice; got {out:?} (allowed {allowed:?})").into(),
+        ),
+    }
 }
 
 fn shell(script: &str) -> RunSpec {

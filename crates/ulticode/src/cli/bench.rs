@@ -22,6 +22,9 @@ pub enum BenchCommand {
         /// Tests judged (and bare runs made) at a time; by default one per CPU.
         #[arg(long)]
         concurrency: Option<usize>,
+        /// Only these languages (`c`, `python3`; repeatable); by default both.
+        #[arg(long = "language", value_parser = ["c", "python3"])]
+        languages: Vec<String>,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
@@ -90,8 +93,9 @@ impl BenchCommand {
                 tests,
                 numbers,
                 concurrency,
+                languages,
                 json,
-            } => super::bench_judge::run(tests, numbers, concurrency, json),
+            } => super::bench_judge::run(tests, numbers, concurrency, &languages, json),
         }
     }
 }

@@ -60,6 +60,7 @@ pub fn run(
     tests: usize,
     numbers: usize,
     concurrency: Option<usize>,
+    only: &[String],
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     if tests == 0 {
@@ -93,7 +94,11 @@ pub fn run(
         .collect();
 
     let mut results = Vec::new();
-    for (language, source) in [("c", C_SOLUTION), ("python3", PYTHON_SOLUTION)] {
+    let chosen = |language: &str| only.is_empty() || only.iter().any(|l| l == language);
+    for (language, source) in [("c", C_SOLUTION), ("python3", PYTHON_SOLUTION)]
+        .into_iter()
+        .filter(|(language, _)| chosen(language))
+    {
         let compiled_at = Mutex::new(None);
         let report = judge.judge(
             &prepared,
