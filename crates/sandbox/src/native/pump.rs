@@ -13,59 +13,19 @@ use crate::protocol;
 use crate::spec::{Record, Records, RunSpec};
 use crate::sys;
 
-/// The buffer a supervisor's pump reads every run's streams through: mapped once and left out
-/// of the process a run forks (`MADV_DONTFORK`). A fresh 64 KiB per run was zeroed after each
-/// fork, copying every page of it that init still shared.
-pub(super) enum PumpBuffer {
-    Mapped(std::ptr::NonNull<u8>),
-    /// Where the mapping could not be made: the same, without the savings.
-    Heap(Vec<u8>),
-}
+/// The buffer a supervisor's pump reads every run's streams through, made once rather than
+/// per run.
+pub(super) struct PumpBuffer(Vec<u8>);
 
 impl PumpBuffer {
     const LEN: usize = 64 * 1024;
 
     pub(super) fn new() -> Self {
-        // SAFETY: an anonymous private mapping of a constant size; checked below.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                Self::LEN,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return PumpBuffer::Heap(vec![0; Self::LEN]);
-        }
-        // SAFETY: advice on the mapping just made; failing only loses the savings.
-        unsafe { libc::madvise(map, Self::LEN, libc::MADV_DONTFORK) };
-        match std::ptr::NonNull::new(map.cast()) {
-            Some(map) => PumpBuffer::Mapped(map),
-            None => PumpBuffer::Heap(vec![0; Self::LEN]),
-        }
+        Self(vec![0; Self::LEN])
     }
 
     pub(super) fn bytes(&mut self) -> &mut [u8] {
-        match self {
-            // SAFETY: the mapping is LEN bytes, readable and writable, owned by this value and
-            // borrowed mutably here.
-            PumpBuffer::Mapped(map) => unsafe {
-                std::slice::from_raw_parts_mut(map.as_ptr(), Self::LEN)
-            },
-            PumpBuffer::Heap(bytes) => bytes,
-        }
-    }
-}
-
-impl Drop for PumpBuffer {
-    fn drop(&mut self) {
-        if let PumpBuffer::Mapped(map) = self {
-            // SAFETY: unmapping the mapping this value made; nothing borrows it any more.
-            unsafe { libc::munmap(map.as_ptr().cast(), Self::LEN) };
-        }
+        &mut self.0
     }
 }
 
