@@ -8,6 +8,12 @@
 //! infrastructure failure is reported as such (retried with a new generation), never as the
 //! user's verdict. Entries this worker cannot finish stay pending and are reclaimed after the
 //! visibility timeout, by this or another worker.
+//!
+//! Intake runs ahead of judging by `WorkerConfig::prefetch` deliveries: while `concurrency`
+//! judgings hold the sandbox, the next ones are received, leased (their heartbeat already
+//! running) and their packages fetched, so a slot freed by a finished judging is taken at once
+//! instead of after a receive, an acquire and a fetch. Writing a verdict and acknowledging it
+//! happen after the judging permit is released, for the same reason.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,6 +41,8 @@ pub struct WorkerConfig {
     pub consumer: String,
     /// Submissions judged at once.
     pub concurrency: usize,
+    /// Deliveries taken beyond `concurrency`: leased and prepared, waiting for a judging slot.
+    pub prefetch: usize,
     /// Lease renewal period: a third of the owner's lease TTL.
     pub heartbeat: Duration,
     /// How often idle pending entries are reclaimed (and queue gauges published).
@@ -52,6 +60,7 @@ impl WorkerConfig {
         Self {
             consumer: consumer.into(),
             concurrency: 1,
+            prefetch: 1,
             heartbeat: Duration::from_secs(20),
             reclaim_interval: Duration::from_secs(10),
             receive_block: Duration::from_secs(2),
@@ -71,6 +80,8 @@ pub struct JudgeWorker {
     pub metrics: Metrics,
     pub config: WorkerConfig,
     problems: Mutex<HashMap<String, Arc<Problem>>>,
+    /// `concurrency` permits: held only while a judging runs in the sandbox.
+    judging: Arc<Semaphore>,
 }
 
 /// How a delivery ended, for logs and tests.
@@ -154,6 +165,7 @@ impl JudgeWorker {
         config: WorkerConfig,
     ) -> Self {
         Self {
+            judging: Arc::new(Semaphore::new(config.concurrency.max(1))),
             queue,
             port,
             packages,
@@ -166,9 +178,12 @@ impl JudgeWorker {
     }
 
     /// Consumes the queue until shutdown, then lets in-flight judgings finish (they are
-    /// bounded by their limits) within `grace`.
+    /// bounded by their limits) within `grace`; a prefetched delivery still waiting for a
+    /// judging slot when the grace expires stays pending, like any unfinished entry.
     pub async fn run(self: Arc<Self>, shutdown: Shutdown, grace: Duration) {
-        let slots = Arc::new(Semaphore::new(self.config.concurrency.max(1)));
+        let slots = Arc::new(Semaphore::new(
+            self.config.concurrency.max(1) + self.config.prefetch,
+        ));
         let mut tasks = tokio::task::JoinSet::new();
         let mut reclaim = tokio::time::interval(self.config.reclaim_interval);
         reclaim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -475,7 +490,14 @@ impl JudgeWorker {
             job.source.clone(),
             self.config.compile_cache.clone(),
         );
+        let judging = self
+            .judging
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
         let judged = tokio::task::spawn_blocking(move || {
+            let _judging = judging;
             let judge = Judge::new(sandbox.as_ref(), &languages)
                 .with_compile_cache(compile_cache.as_deref());
             let prepared = judge.prepare(&problem).map_err(|e| e.to_string())?;

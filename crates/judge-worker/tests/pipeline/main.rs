@@ -4,6 +4,7 @@
 //!
 //! The test binary is its own sandbox supervisor.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -41,6 +42,10 @@ fn main() {
             infrastructure,
         ),
         trial("the_http_port_needs_the_service_token", http_port),
+        trial(
+            "the_worker_leases_ahead_but_judges_only_its_concurrency",
+            prefetch,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -346,6 +351,255 @@ fn http_port() -> Result<(), Failed> {
         rig.dispatcher.pass().await.unwrap();
         assert_eq!(rig.next(&worker).await, Handled::Judged(Verdict::AC));
         assert_eq!(rig.store.get(id).await.unwrap().unwrap().verdict, Some(Verdict::AC));
+        Ok(())
+    })
+}
+
+/// Delegates to the store and records the order of acquisitions and completions; the first
+/// completion waits until a second submission has been acquired, which only a worker that
+/// leases ahead of its free judging slots ever does.
+struct RecordingPort {
+    store: SubmissionStore,
+    log: std::sync::Mutex<Vec<(&'static str, SubmissionId)>>,
+    acquired: tokio::sync::Notify,
+}
+
+impl RecordingPort {
+    fn record(&self, event: &'static str, id: SubmissionId) {
+        self.log.lock().unwrap().push((event, id));
+    }
+
+    fn count(&self, event: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(e, _)| *e == event)
+            .count()
+    }
+}
+
+#[async_trait::async_trait]
+impl JudgingPort for RecordingPort {
+    async fn acquire(
+        &self,
+        id: SubmissionId,
+        generation: Generation,
+        attempt: &contracts::AttemptId,
+    ) -> Result<contracts::Acquired, contracts::PortError> {
+        let acquired = JudgingPort::acquire(&self.store, id, generation, attempt).await;
+        self.record("acquire", id);
+        self.acquired.notify_waiters();
+        acquired
+    }
+
+    async fn renew(
+        &self,
+        id: SubmissionId,
+        attempt: &contracts::AttemptId,
+    ) -> Result<bool, contracts::PortError> {
+        JudgingPort::renew(&self.store, id, attempt).await
+    }
+
+    async fn complete(
+        &self,
+        id: SubmissionId,
+        generation: Generation,
+        attempt: &contracts::AttemptId,
+        result: &contracts::JudgeResult,
+    ) -> Result<bool, contracts::PortError> {
+        let second_acquired = async {
+            loop {
+                let notified = self.acquired.notified();
+                if self.count("acquire") >= 2 {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        // Bounded, so a worker that does not lease ahead fails the test instead of hanging.
+        let _ = tokio::time::timeout(Duration::from_secs(20), second_acquired).await;
+        self.record("complete", id);
+        JudgingPort::complete(&self.store, id, generation, attempt, result).await
+    }
+
+    async fn progress(
+        &self,
+        id: SubmissionId,
+        attempt: &contracts::AttemptId,
+        progress: contracts::JudgeProgress,
+    ) -> Result<bool, contracts::PortError> {
+        JudgingPort::progress(&self.store, id, attempt, progress).await
+    }
+
+    async fn infrastructure_failure(
+        &self,
+        id: SubmissionId,
+        generation: Generation,
+        attempt: &contracts::AttemptId,
+        reason: &str,
+    ) -> Result<bool, contracts::PortError> {
+        JudgingPort::infrastructure_failure(&self.store, id, generation, attempt, reason).await
+    }
+}
+
+/// The real sandbox, tracking which judgings (told apart by their job directories) have a run
+/// in progress.
+#[derive(Default)]
+struct Judgings {
+    running: std::sync::Mutex<HashMap<Option<PathBuf>, usize>>,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl Judgings {
+    fn started(&self, job: &Option<PathBuf>) {
+        let mut running = self.running.lock().unwrap();
+        *running.entry(job.clone()).or_default() += 1;
+        self.most
+            .fetch_max(running.len(), std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn ended(&self, job: &Option<PathBuf>) {
+        let mut running = self.running.lock().unwrap();
+        if let Some(runs) = running.get_mut(job) {
+            *runs -= 1;
+            if *runs == 0 {
+                running.remove(job);
+            }
+        }
+    }
+}
+
+struct TrackingSandbox {
+    inner: Arc<NativeSandbox>,
+    judgings: Arc<Judgings>,
+}
+
+struct TrackedRun<'a> {
+    inner: Box<dyn sandbox::Run + 'a>,
+    job: Option<PathBuf>,
+    judgings: Arc<Judgings>,
+}
+
+impl sandbox::Run for TrackedRun<'_> {
+    fn canceller(&self) -> sandbox::Canceller {
+        self.inner.canceller()
+    }
+
+    fn wait(self: Box<Self>) -> sandbox::RunOutcome {
+        let TrackedRun {
+            inner,
+            job,
+            judgings,
+        } = *self;
+        let outcome = inner.wait();
+        judgings.ended(&job);
+        outcome
+    }
+}
+
+impl sandbox::Sandbox for TrackingSandbox {
+    fn start(
+        &self,
+        spec: &sandbox::RunSpec,
+        fds: sandbox::PassedFds,
+    ) -> Result<Box<dyn sandbox::Run + '_>, sandbox::SpecError> {
+        self.judgings.started(&spec.job_dir);
+        match self.inner.start(spec, fds) {
+            Ok(inner) => Ok(Box::new(TrackedRun {
+                inner,
+                job: spec.job_dir.clone(),
+                judgings: self.judgings.clone(),
+            })),
+            Err(e) => {
+                self.judgings.ended(&spec.job_dir);
+                Err(e)
+            }
+        }
+    }
+}
+
+fn prefetch() -> Result<(), Failed> {
+    runtime().block_on(async {
+        let rig = rig(SubmissionConfig::default()).await;
+        let port = Arc::new(RecordingPort {
+            store: rig.store.clone(),
+            log: Default::default(),
+            acquired: tokio::sync::Notify::new(),
+        });
+        let judgings = Arc::new(Judgings::default());
+        let sandbox = Arc::new(TrackingSandbox {
+            inner: shared().sandbox.clone(),
+            judgings: judgings.clone(),
+        });
+        let worker = Arc::new(JudgeWorker::new(
+            rig.queue.clone(),
+            port.clone(),
+            Arc::new(rig.packages.clone()),
+            sandbox,
+            shared().languages.clone(),
+            Metrics::new(),
+            WorkerConfig {
+                concurrency: 1,
+                prefetch: 1,
+                receive_block: Duration::from_millis(100),
+                ..WorkerConfig::new("test-worker")
+            },
+        ));
+        // Each test sleeps, so judgings that were allowed to overlap would.
+        let slow_sum =
+            "import time\ntime.sleep(0.05)\na, b = map(int, input().split())\nprint(a + b)\n";
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            ids.push(rig.submit("python3", slow_sum).await);
+        }
+        let shutdown = platform::Shutdown::new();
+        let running = tokio::spawn(
+            worker
+                .clone()
+                .run(shutdown.clone(), Duration::from_secs(30)),
+        );
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut done = 0;
+            for id in &ids {
+                if rig.store.get(*id).await.unwrap().unwrap().state == "done" {
+                    done += 1;
+                }
+            }
+            if done == ids.len() || tokio::time::Instant::now() > deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        shutdown.trigger();
+        running.await.unwrap();
+        let log = port.log.lock().unwrap().clone();
+        for id in &ids {
+            let record = rig.store.get(*id).await.unwrap().unwrap();
+            assert_eq!(record.verdict, Some(Verdict::AC), "{id:?}: {log:?}");
+        }
+        let position = |event: &str, nth: usize| {
+            log.iter()
+                .enumerate()
+                .filter(|(_, (e, _))| *e == event)
+                .nth(nth)
+                .map(|(at, _)| at)
+                .unwrap_or_else(|| panic!("no {event} #{nth} in {log:?}"))
+        };
+        assert!(
+            position("acquire", 1) < position("complete", 0),
+            "the second submission is leased while the first is judged: {log:?}"
+        );
+        assert!(
+            position("complete", 0) < position("acquire", 2),
+            "no more than concurrency + prefetch are taken: {log:?}"
+        );
+        assert_eq!(
+            judgings.most.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "only `concurrency` judgings run in the sandbox at once"
+        );
         Ok(())
     })
 }

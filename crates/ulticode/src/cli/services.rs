@@ -298,6 +298,10 @@ pub struct WorkerArgs {
     /// Submissions judged at once.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
+    /// Deliveries leased ahead of a free judging slot, so a finished judging is followed at
+    /// once (0: take work only when a slot is free, e.g. many workers sharing a short queue).
+    #[arg(long, default_value_t = 1)]
+    prefetch: usize,
     /// Lease renewal period in milliseconds (a third of the lease TTL).
     #[arg(long, default_value_t = 20_000)]
     heartbeat_ms: u64,
@@ -331,6 +335,7 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| format!("{}-{}", hostname(), std::process::id()));
         let config = WorkerConfig {
             concurrency: args.concurrency,
+            prefetch: args.prefetch,
             heartbeat: Duration::from_millis(args.heartbeat_ms),
             reclaim_interval: Duration::from_millis(args.reclaim_interval_ms),
             compile_cache: args
