@@ -181,6 +181,11 @@ impl JudgeWorker {
     /// bounded by their limits) within `grace`; a prefetched delivery still waiting for a
     /// judging slot when the grace expires stays pending, like any unfinished entry.
     pub async fn run(self: Arc<Self>, shutdown: Shutdown, grace: Duration) {
+        tracing::info!(
+            job_dir = %judge::workdir::root().display(),
+            concurrency = self.config.concurrency,
+            "judge worker started"
+        );
         let slots = Arc::new(Semaphore::new(
             self.config.concurrency.max(1) + self.config.prefetch,
         ));

@@ -119,7 +119,7 @@ impl CompileCache {
             }
             Err(e) => return Err(e),
         };
-        let dir = tempfile::Builder::new().prefix("ulticode-job-").tempdir()?;
+        let dir = crate::workdir::dir("ulticode-job-")?;
         copy_tree(&entry.join(FILES), dir.path())?;
         // Recently used: the eviction order.
         let _ = std::fs::File::open(&entry).and_then(|f| f.set_modified(SystemTime::now()));

@@ -170,7 +170,7 @@ impl<'a> Judge<'a> {
                 .map_err(|e| JudgeError::Language(format!("invalid run: {e}")));
         }
         // Both streams into one file of the judge's: their bytes in the order written.
-        let mut merged = tempfile::tempfile()?;
+        let mut merged = crate::workdir::file()?;
         let spec = spec.stdout(Stdout::Passed).stderr(Stderr::Passed);
         let fds = PassedFds {
             stdin: None,

@@ -317,9 +317,7 @@ impl Compiled {
         if files.is_none() && !writable {
             return Ok(None);
         }
-        let dir = tempfile::Builder::new()
-            .prefix("ulticode-test-")
-            .tempdir()?;
+        let dir = crate::workdir::dir("ulticode-test-")?;
         crate::files::copy_tree(self.dir.path(), dir.path())?;
         if let Some(files) = files {
             crate::files::copy_tree(files, dir.path())?;
@@ -594,7 +592,7 @@ impl<'a> Judge<'a> {
             }
             _ => None,
         };
-        let dir = tempfile::Builder::new().prefix("ulticode-job-").tempdir()?;
+        let dir = crate::workdir::dir("ulticode-job-")?;
         for (name, bytes) in &program.files {
             let path = dir.path().join(name);
             if let Some(parent) = path.parent() {
@@ -1075,10 +1073,7 @@ impl<'a> Judge<'a> {
             pass += 1;
             let dir = match &mut inputs {
                 Some(dir) => dir,
-                None => match tempfile::Builder::new()
-                    .prefix("ulticode-passes-")
-                    .tempdir()
-                {
+                None => match crate::workdir::dir("ulticode-passes-") {
                     Ok(dir) => inputs.insert(dir),
                     Err(e) => break (system_error(format!("pass inputs: {e}")), output),
                 },
@@ -1537,9 +1532,7 @@ fn read_feedback(outcome: &RunOutcome, feedback: &Path) -> Decision {
 /// A feedback directory the validator writes (a writable bind: the sandbox gives the run a
 /// tmpfs of its own and copies what it wrote back here).
 fn feedback_dir() -> std::io::Result<tempfile::TempDir> {
-    tempfile::Builder::new()
-        .prefix("ulticode-feedback-")
-        .tempdir()
+    crate::workdir::dir("ulticode-feedback-")
 }
 
 fn compiler_output(outcome: &RunOutcome, cap: usize) -> String {

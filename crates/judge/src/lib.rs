@@ -23,6 +23,7 @@ pub mod statement;
 pub mod upload;
 pub mod verdict;
 mod verify;
+pub mod workdir;
 
 pub use grading::graded_verdict;
 pub use judging::{

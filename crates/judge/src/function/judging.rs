@@ -391,8 +391,8 @@ impl<'a> Judge<'a> {
             let what = what.to_string();
             move |e: std::io::Error| format!("{what}: {e}")
         };
-        let mut input = tempfile::NamedTempFile::with_prefix("ulticode-cases-")
-            .map_err(io("the cases file"))?;
+        let mut input =
+            crate::workdir::named_file("ulticode-cases-").map_err(io("the cases file"))?;
         for case in cases {
             input
                 .write_all(case.line.as_bytes())
@@ -400,8 +400,8 @@ impl<'a> Judge<'a> {
             input.write_all(b"\n").map_err(io("the cases file"))?;
         }
         input.flush().map_err(io("the cases file"))?;
-        let stdout = tempfile::tempfile().map_err(io("the stdout file"))?;
-        let stderr = tempfile::tempfile().map_err(io("the stderr file"))?;
+        let stdout = crate::workdir::file().map_err(io("the stdout file"))?;
+        let stderr = crate::workdir::file().map_err(io("the stderr file"))?;
         let tl = limits.time_limit_ms;
         let record_wall_ms = tl * 3 + 1_000;
         let n = cases.len() as u64;
