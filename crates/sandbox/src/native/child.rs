@@ -594,21 +594,32 @@ fn reset_signals(ignored: &[libc::c_int]) {
     let _ = unsafe { syscall(libc::SYS_rt_sigprocmask, unblock) };
 }
 
-/// Bounding and ambient sets emptied, supplementary groups dropped, uid/gid switched (which
-/// clears the effective and permitted sets), inheritable cleared, `no_new_privs` set.
-fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> Result<(), Errno> {
-    let prctl = |option: c_int, value: usize| {
-        // SAFETY: prctl with integer arguments.
-        unsafe { syscall(libc::SYS_prctl, [option as usize, value, 0, 0, 0, 0]) }
-    };
+fn prctl(option: c_int, value: usize) -> Result<usize, Errno> {
+    // SAFETY: prctl with integer arguments.
+    unsafe { syscall(libc::SYS_prctl, [option as usize, value, 0, 0, 0, 0]) }
+}
+
+/// Empties this process's capability bounding set, which every init and program it starts
+/// inherits, so no exec in a run can ever be granted a capability. The supervisor calls it
+/// once at start: it never execs itself, and its own effective and permitted sets stay as
+/// they are. (Dropped in every program, one credentials copy and commit per capability, it was
+/// ~0.3% of a contest burst's CPU time.)
+pub fn empty_bounding_set() -> Result<(), Errno> {
     // Capabilities are numbered from 0 up to the kernel's last; EINVAL is the first past it.
     for cap in 0..64 {
         match prctl(libc::PR_CAPBSET_DROP, cap) {
             Ok(_) => {}
-            Err(Errno(libc::EINVAL)) => break,
+            Err(Errno(libc::EINVAL)) => return Ok(()),
             Err(err) => return Err(err),
         }
     }
+    Ok(())
+}
+
+/// Ambient set emptied (the bounding set already is: see [`empty_bounding_set`]),
+/// supplementary groups dropped, uid/gid switched (which clears the effective and permitted
+/// sets), inheritable cleared, `no_new_privs` set.
+fn drop_privileges(uid: libc::uid_t, gid: libc::gid_t) -> Result<(), Errno> {
     let clear_ambient = libc::PR_CAP_AMBIENT_CLEAR_ALL as usize;
     // SAFETY: integer arguments, and pointers to live values of the kernel's layout.
     unsafe {

@@ -11,9 +11,11 @@ use crate::sys;
 /// The CPUs runs are pinned to: one run per CPU across every supervisor on the host while
 /// there are enough. A run claims a free CPU (an exclusive lock on the CPU's file, held for the
 /// run) starting from its slot's, so however many supervisors exist and whichever slots the
-/// busy ones hold, concurrent runs spread over the CPUs; when every CPU is busy the run shares
-/// its slot's. (Pinning by slot alone put two busy supervisors of slots 0 and 2 on one CPU of
-/// two while the other idled.)
+/// busy ones hold, concurrent runs spread over the CPUs. When every CPU is claimed the run is
+/// not pinned at all: the scheduler places it and moves it to whichever CPU frees up first.
+/// (Pinning by slot alone put two busy supervisors of slots 0 and 2 on one CPU of two while
+/// the other idled; pinning a run that found every CPU claimed to its slot's kept it there
+/// after the other CPU had emptied: 2–4% of a contest burst's CPU time was idle that way.)
 pub(super) struct CpuClaims {
     /// Each allowed CPU with its lock file, in order.
     cpus: Vec<(u32, Option<std::fs::File>)>,
@@ -23,6 +25,14 @@ pub(super) struct CpuClaims {
 
 /// A claimed CPU, released when dropped.
 pub(super) struct CpuClaim(RawFd);
+
+/// Where a run goes.
+pub(super) enum Placement {
+    /// A CPU of its own, claimed until the placement is dropped.
+    Own { cpu: u32, _claim: CpuClaim },
+    /// Every CPU this process may use: all are claimed (or none can be).
+    Shared,
+}
 
 impl Drop for CpuClaim {
     fn drop(&mut self) {
@@ -39,7 +49,7 @@ impl CpuClaims {
         Self::in_dir(dir.as_deref(), super::allowed_cpus(), slot)
     }
 
-    /// Claims of `cpus` through lock files in `dir` (none: every run shares its slot's CPU).
+    /// Claims of `cpus` through lock files in `dir` (none: every run is shared).
     fn in_dir(dir: Option<&Path>, cpus: Vec<u32>, slot: usize) -> Self {
         let cpus: Vec<_> = cpus
             .into_iter()
@@ -63,18 +73,26 @@ impl CpuClaims {
         Self { cpus, first }
     }
 
-    /// The CPU for the next run, and its claim if it got one to itself.
-    pub(super) fn claim(&self) -> (Option<u32>, Option<CpuClaim>) {
+    /// Every CPU this process may use, in order.
+    pub(super) fn all(&self) -> impl Iterator<Item = u32> + '_ {
+        self.cpus.iter().map(|(cpu, _)| *cpu)
+    }
+
+    /// Where the next run goes: the first free CPU from the slot's on, else shared.
+    pub(super) fn claim(&self) -> Placement {
         let n = self.cpus.len();
         for k in 0..n {
             let (cpu, file) = &self.cpus[(self.first + k) % n];
             let Some(file) = file else { continue };
             // SAFETY: flock on a descriptor this supervisor owns.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return (Some(*cpu), Some(CpuClaim(file.as_raw_fd())));
+                return Placement::Own {
+                    cpu: *cpu,
+                    _claim: CpuClaim(file.as_raw_fd()),
+                };
             }
         }
-        (self.cpus.get(self.first).map(|(cpu, _)| *cpu), None)
+        Placement::Shared
     }
 }
 
@@ -143,32 +161,34 @@ fn fresh_namespace(
 mod tests {
     use super::*;
 
+    fn own(placement: &Placement) -> Option<u32> {
+        match placement {
+            Placement::Own { cpu, .. } => Some(*cpu),
+            Placement::Shared => None,
+        }
+    }
+
     #[test]
     fn concurrent_runs_spread_over_the_cpus_whatever_their_slots() {
         let dir = tempfile::tempdir().unwrap();
         let supervisor = |slot| CpuClaims::in_dir(Some(dir.path()), vec![4, 7], slot);
         // Slots 0 and 2 both start at the first CPU; the second run takes the other.
         let (first, second, third) = (supervisor(0), supervisor(2), supervisor(1));
-        let (cpu, held_first) = first.claim();
-        assert_eq!(cpu, Some(4));
-        assert!(held_first.is_some());
-        let (cpu, held_second) = second.claim();
-        assert_eq!(cpu, Some(7));
-        assert!(held_second.is_some());
-        // Every CPU busy: the run shares its slot's CPU, claiming nothing.
-        let (cpu, held) = third.claim();
-        assert_eq!(cpu, Some(7));
-        assert!(held.is_none());
+        let held_first = first.claim();
+        assert_eq!(own(&held_first), Some(4));
+        let held_second = second.claim();
+        assert_eq!(own(&held_second), Some(7));
+        // Every CPU claimed: the run is shared, claiming nothing.
+        assert_eq!(own(&third.claim()), None);
         drop(held_first);
-        let (cpu, held) = third.claim();
-        assert_eq!(cpu, Some(4));
-        assert!(held.is_some());
+        assert_eq!(own(&third.claim()), Some(4));
     }
 
     #[test]
-    fn without_lock_files_runs_keep_their_slots_cpu() {
+    fn without_lock_files_every_run_is_shared() {
         let claims = CpuClaims::in_dir(None, vec![0, 1], 3);
-        assert_eq!(claims.claim().0, Some(1));
-        assert_eq!(CpuClaims::in_dir(None, Vec::new(), 3).claim().0, None);
+        assert_eq!(own(&claims.claim()), None);
+        assert_eq!(claims.all().collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(own(&CpuClaims::in_dir(None, Vec::new(), 3).claim()), None);
     }
 }

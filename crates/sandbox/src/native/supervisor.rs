@@ -17,7 +17,7 @@ use std::time::Instant;
 use super::child::{self, ChildPlan, ExecArgs, SetupError, SetupFailure};
 use super::inits::Inits;
 use super::pump::{Pump, PumpBuffer, Streams};
-use super::resources::{CpuClaims, SharedNamespaces};
+use super::resources::{CpuClaims, Placement, SharedNamespaces};
 use crate::caller::Caller;
 use crate::cgroup::{CgroupHierarchy, RunCgroup};
 use crate::outcome::{classify, EnforcedKill, Evidence, Fault, RunOutcome, Status, Termination};
@@ -147,11 +147,12 @@ struct Supervisor {
     caller: Caller,
     /// Where to mount the hierarchy that makes cgroup joins cheap, until it is done.
     favor_dynamic_changes: Option<PathBuf>,
-    /// `Err` when no identity could be claimed; every run then reports it as a config error.
+    /// `Err` when no identity could be claimed, or the capability bounding set every run
+    /// inherits could not be emptied; every run then reports it as a config error.
     identity: Result<RunIdentity, String>,
     /// The CPUs this supervisor's runs are pinned to, one at a time.
     cpus_to_pin: CpuClaims,
-    /// The CPU this process is pinned to: its last run's.
+    /// The CPU this process is pinned to (its last run's own), or `None`: every CPU.
     pinned_to: Option<u32>,
     /// `Err` holds why cgroups are unusable; every run then reports it as a config error.
     cgroups: Result<CgroupHierarchy, String>,
@@ -176,6 +177,11 @@ struct Supervisor {
 
 impl Supervisor {
     fn start(identity: Result<RunIdentity, String>, caller: Caller) -> Self {
+        let identity = identity.and_then(|identity| {
+            child::empty_bounding_set()
+                .map(|()| identity)
+                .map_err(|e| format!("empty the capability bounding set: {}", io::Error::from(e)))
+        });
         let cgroups = CgroupHierarchy::detect()
             .and_then(|h| h.prepare().map(|()| h))
             .map_err(|e| e.to_string());
@@ -381,23 +387,34 @@ impl Supervisor {
         }
     }
 
-    /// Pins this process to the run's CPU, so init and the program inherit it: the whole run
-    /// (its setup, its program, the pump and the teardown) stays on the CPU it claimed and
+    /// Pins this process to the run's own CPU, so init and the program inherit it: the whole
+    /// run (its setup, its program, the pump and the teardown) stays on the CPU it claimed and
     /// never waits behind another run's program. The program starts there, never migrated; a
-    /// supervisor keeps its slot's CPU from run to run, so this is mostly no call at all.
-    fn pin(&mut self, cpu: Option<u32>) -> io::Result<()> {
-        let Some(cpu) = cpu.filter(|&cpu| self.pinned_to != Some(cpu)) else {
-            return Ok(());
+    /// supervisor keeps its slot's CPU from run to run, so this is mostly no call at all. A
+    /// shared run (every CPU claimed) may use every CPU, so it moves to the first that frees.
+    fn pin(&mut self, placement: &Placement) -> io::Result<()> {
+        let cpu = match placement {
+            Placement::Own { cpu, .. } => Some(*cpu),
+            Placement::Shared => None,
         };
-        // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET stays in bounds (the
+        if self.pinned_to == cpu {
+            return Ok(());
+        }
+        // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET stays in bounds (every
         // CPU is one this process may use); the call reads the set.
         let rc = unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu as usize, &mut set);
+            match cpu {
+                Some(cpu) => libc::CPU_SET(cpu as usize, &mut set),
+                None => self
+                    .cpus_to_pin
+                    .all()
+                    .for_each(|cpu| libc::CPU_SET(cpu as usize, &mut set)),
+            }
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
         };
         sys::check(rc)?;
-        self.pinned_to = Some(cpu);
+        self.pinned_to = cpu;
         Ok(())
     }
 
@@ -454,9 +471,9 @@ impl Supervisor {
                 .collect(),
             environment(spec),
         );
-        // Held until the run's tree is gone.
-        let (cpu, _cpu_claim) = self.cpus_to_pin.claim();
-        if let Err(e) = self.pin(cpu) {
+        // Its claim is held until the run's tree is gone.
+        let placement = self.cpus_to_pin.claim();
+        if let Err(e) = self.pin(&placement) {
             let message = format!("pin the run to its CPU: {e}");
             return RunOutcome::infrastructure(Status::ConfigError, message);
         }

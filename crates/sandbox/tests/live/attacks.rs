@@ -437,6 +437,13 @@ int main(void) { return 0; }
 
 const HOSTNAME_PY: &str = "import socket\nprint(socket.gethostname())\n";
 
+/// Every capability set, `no_new_privs` and the seccomp mode, as the kernel reports them.
+const PRIVILEGES_PY: &str = r#"
+fields = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\t" in line)
+names = ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"]
+print(" ".join(name + "=" + fields[name].strip() for name in names))
+"#;
+
 const SYSCTL_WRITE_C: &str = r#"
 #include <stdio.h>
 int main(void) {
@@ -841,6 +848,21 @@ pub fn all() -> Vec<Case> {
             Status::Ok,
         )
         .check(|_, o| expect_stdout(o, "ulticode")),
+        Case::new(
+            "no_capability_in_any_set_python",
+            Python,
+            PRIVILEGES_PY,
+            Status::Ok,
+        )
+        .check(|_, o| {
+            let zero = "0000000000000000";
+            expect_stdout(
+                o,
+                &format!(
+                    "CapInh={zero} CapPrm={zero} CapEff={zero} CapBnd={zero} CapAmb={zero} NoNewPrivs=1 Seccomp=2"
+                ),
+            )
+        }),
         // Input.
         Case::new("stdin_bytes_reach_eof_c", C, COUNT_STDIN_C, Status::Ok)
             .stdin(vec![b'x'; 1 << 20])
