@@ -33,8 +33,7 @@ use crate::{Enqueued, JudgeQueue, QueueConfig, QueueError, RedisQueue, SqlQueue}
 pub fn stream_config() -> QueueConfig {
     QueueConfig {
         visibility_timeout: Duration::from_secs(30),
-        max_deliveries: 5,
-        dedup_window: Duration::from_secs(24 * 3600),
+        ..QueueConfig::default()
     }
 }
 
@@ -121,7 +120,7 @@ pub struct RelayConfig {
     pub batch: i64,
     /// Time between passes when nothing wakes the relay.
     pub interval: Duration,
-    /// The singleton lease's time to live (renewed every pass).
+    /// The singleton lease's time to live (renewed by a pass once a third of it has gone).
     pub lease_ttl: Duration,
     /// This process's name on the lease.
     pub holder: String,
@@ -159,6 +158,8 @@ pub struct Relay {
     outbox: Outbox,
     streams: EventStreams,
     leases: Leases,
+    /// The lease as last taken or renewed, and when that was asked.
+    held: std::sync::Mutex<Option<(Lease, tokio::time::Instant)>>,
     config: RelayConfig,
     metrics: Metrics,
 }
@@ -184,6 +185,7 @@ impl Relay {
             outbox,
             streams,
             leases,
+            held: std::sync::Mutex::new(None),
             config,
             metrics,
         }
@@ -193,13 +195,28 @@ impl Relay {
         self.outbox.db()
     }
 
-    /// One pass over the due rows, if this process holds (or takes) the relay's lease.
-    pub async fn pass(&self) -> Result<RelayReport, DbError> {
-        let Some(lease) = self
+    /// The relay's lease: the one held while it was taken or renewed less than a third of its
+    /// time to live ago, else taken or renewed now. Every write of a pass is guarded by the
+    /// lease, so one lost meanwhile only makes those writes change nothing; renewing at every
+    /// pass was a committed write per pass.
+    async fn lease(&self) -> Result<Option<Lease>, DbError> {
+        if let Some((lease, asked)) = &*self.held.lock().expect("lease lock") {
+            if asked.elapsed() < self.config.lease_ttl / 3 {
+                return Ok(Some(lease.clone()));
+            }
+        }
+        let asked = tokio::time::Instant::now();
+        let lease = self
             .leases
             .acquire(RELAY_LEASE, &self.config.holder, self.config.lease_ttl)
-            .await?
-        else {
+            .await?;
+        *self.held.lock().expect("lease lock") = lease.clone().map(|lease| (lease, asked));
+        Ok(lease)
+    }
+
+    /// One pass over the due rows, if this process holds (or takes) the relay's lease.
+    pub async fn pass(&self) -> Result<RelayReport, DbError> {
+        let Some(lease) = self.lease().await? else {
             return Ok(RelayReport {
                 idle: true,
                 ..RelayReport::default()

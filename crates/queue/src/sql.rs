@@ -102,7 +102,8 @@ impl SqlQueue {
     }
 
     /// The stream `name` in `db` (migrating it). Receivers are woken at once by enqueues made
-    /// through the same handle (clone it to share), and within 50 ms otherwise.
+    /// through the same handle (clone it to share), and within the configured poll interval
+    /// otherwise.
     pub async fn named(db: Db, name: &str, config: QueueConfig) -> Result<Self, QueueError> {
         db.migrate(MIGRATIONS).await?;
         Ok(Self {
@@ -272,9 +273,9 @@ impl JudgeQueue for SqlQueue {
             if !got.is_empty() || tokio::time::Instant::now() >= deadline {
                 return Ok(got);
             }
-            // Another process may enqueue (PostgreSQL): poll as well as listen.
+            // Another process may enqueue: poll as well as listen.
             let _ = tokio::time::timeout_at(
-                deadline.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+                deadline.min(tokio::time::Instant::now() + self.config.poll_interval),
                 added,
             )
             .await;

@@ -17,6 +17,7 @@ fn config() -> QueueConfig {
         visibility_timeout: VT,
         max_deliveries: 3,
         dedup_window: Duration::from_secs(60),
+        ..QueueConfig::default()
     }
 }
 

@@ -23,6 +23,7 @@ fn config() -> QueueConfig {
         visibility_timeout: Duration::from_millis(500),
         max_deliveries: 3,
         dedup_window: Duration::from_secs(60),
+        ..QueueConfig::default()
     }
 }
 

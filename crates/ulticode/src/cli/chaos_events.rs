@@ -154,6 +154,7 @@ async fn chaos(args: &ChaosEventsArgs) -> anyhow::Result<Report> {
         visibility_timeout: Duration::from_secs(1),
         max_deliveries: 1_000,
         dedup_window: Duration::from_secs(3600),
+        ..QueueConfig::default()
     };
     let streams = EventStreams::redis(&redis_url, "chaos", config).await?;
     let metrics = Metrics::new();

@@ -629,9 +629,14 @@ pub fn up(args: UpArgs) -> anyhow::Result<ExitCode> {
         // The lock proves the previous process is dead: what it had taken from the streams
         // is taken again now, not after the visibility timeout.
         let redelivered = SqlQueue::redeliver_all_pending(&streams).await?;
+        // This process alone writes the streams (the lock), each through one handle.
+        let exclusive = |config| QueueConfig {
+            poll_interval: queue::EXCLUSIVE_POLL_INTERVAL,
+            ..config
+        };
         let queue: Arc<dyn JudgeQueue> =
-            Arc::new(SqlQueue::new(streams.clone(), QueueConfig::default()).await?);
-        let events = EventStreams::sql(streams, queue::events::stream_config()).await?;
+            Arc::new(SqlQueue::new(streams.clone(), exclusive(QueueConfig::default())).await?);
+        let events = EventStreams::sql(streams, exclusive(queue::events::stream_config())).await?;
         let submission = SubmissionConfig::default();
         let sandbox_runner = Arc::new(SandboxRunner::new(sandbox.clone(), languages.clone()));
         // Bound first: links in notifications name the address actually served.
