@@ -23,7 +23,7 @@ use contracts::{
     Acquired, AttemptId, FactsRejection, Generation, JudgeJob, JudgeMessage, JudgeProgress,
     JudgeResult, ProblemId, StaleReason, SubmissionFactsSnapshot, SubmissionId, UserId, Verdict,
 };
-use platform::db::{Any, Row, Transaction};
+use platform::db::{nullable_float, Any, Row, Transaction};
 use platform::events::{NewEvent, Outbox};
 use platform::{Backend, Db, DbError, Lease};
 use serde::Serialize;
@@ -396,7 +396,7 @@ impl SubmissionStore {
         let row = self
             .db
             .query(
-                "INSERT INTO submissions (user_id, problem_id, language, source, facts, idempotency_key, fingerprint, state, generation,                  verdict, score, max_score, time_ms, memory_kib, compile_output, judged_generation, created_at, updated_at, judged_at)                  VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', 1, $8, $9, $10, $11, $12, $13, 1, {now}, {now}, {now}) RETURNING id",
+                "INSERT INTO submissions (user_id, problem_id, language, source, facts, idempotency_key, fingerprint, state, generation,                  verdict, score, max_score, time_ms, memory_kib, compile_output, judged_generation, created_at, updated_at, judged_at)                  VALUES ($1, $2, $3, $4, $5, $6, $7, 'done', 1, $8, CAST($9 AS DOUBLE PRECISION), CAST($10 AS DOUBLE PRECISION), $11, $12, $13, 1, {now}, {now}, {now}) RETURNING id",
             )
             .bind(request.user_id.0)
             .bind(request.problem_id.0)
@@ -406,8 +406,8 @@ impl SubmissionStore {
             .bind(request.idempotency_key.clone())
             .bind(fingerprint)
             .bind(result.verdict.as_str())
-            .bind(result.score)
-            .bind(result.max_score)
+            .bind(nullable_float(result.score))
+            .bind(nullable_float(result.max_score))
             .bind(result.time_ms as i64)
             .bind(result.memory_kib as i64)
             .bind(result.compile_output.clone())
@@ -689,7 +689,8 @@ impl SubmissionStore {
         let written = self
             .db
             .query(
-                "UPDATE submissions SET state = 'done', verdict = $4, score = $5, max_score = $6, time_ms = $7, memory_kib = $8, \
+                "UPDATE submissions SET state = 'done', verdict = $4, score = CAST($5 AS DOUBLE PRECISION), \
+                 max_score = CAST($6 AS DOUBLE PRECISION), time_ms = $7, memory_kib = $8, \
                  compile_output = $9, message = NULL, judged_generation = generation, judged_attempt_id = current_attempt_id, \
                  current_attempt_id = NULL, judging_lease_expires_at = NULL, judged_at = {now}, updated_at = {now} \
                  WHERE id = $1 AND generation = $2 AND current_attempt_id = $3 AND state = 'judging'",
@@ -698,8 +699,8 @@ impl SubmissionStore {
             .bind(generation.0)
             .bind(attempt.0.clone())
             .bind(result.verdict.as_str())
-            .bind(result.score)
-            .bind(result.max_score)
+            .bind(nullable_float(result.score))
+            .bind(nullable_float(result.max_score))
             .bind(result.time_ms as i64)
             .bind(result.memory_kib as i64)
             .bind(result.compile_output.clone())
@@ -709,31 +710,49 @@ impl SubmissionStore {
         if written != 1 {
             return Ok(false);
         }
-        for (position, test) in result.tests.iter().enumerate() {
-            self.db
-                .query(
-                    "INSERT INTO submission_tests (submission_id, generation, position, name, test_group, verdict, time_ms, wall_time_ms, memory_kib, message, score, output, detail) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-                )
-                .bind(id.0)
-                .bind(generation.0)
-                .bind(position as i64)
-                .bind(test.name.clone())
-                .bind(test.group.clone())
-                .bind(test.verdict.as_str())
-                .bind(test.time_ms as i64)
-                .bind(test.wall_time_ms as i64)
-                .bind(test.memory_kib as i64)
-                .bind(test.message.clone())
-                .bind(test.score)
-                .bind(test.output.clone())
-                .bind(
-                    test.detail
-                        .as_ref()
-                        .map(|d| serde_json::to_string(d).expect("details serialise")),
-                )
-                .execute(&mut *tx)
-                .await?;
+        // Several rows per statement (each statement is a round trip to the database): in
+        // chunks of 16, 8, 4, 2 and 1 rows, so no more than five statements are ever prepared.
+        let mut rows = result.tests.iter().enumerate().peekable();
+        while rows.peek().is_some() {
+            let chunk = [16, 8, 4, 2, 1]
+                .into_iter()
+                .find(|&n| n <= rows.len())
+                .expect("a row is left");
+            let values: Vec<String> = (0..chunk)
+                .map(|row| {
+                    let p = |column: usize| format!("${}", row * 13 + column);
+                    format!(
+                        "({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, CAST({} AS DOUBLE PRECISION), {}, {})",
+                        p(1), p(2), p(3), p(4), p(5), p(6), p(7), p(8), p(9), p(10), p(11), p(12), p(13)
+                    )
+                })
+                .collect();
+            let mut insert = self.db.query(&format!(
+                "INSERT INTO submission_tests (submission_id, generation, position, name, test_group, verdict, time_ms, wall_time_ms, memory_kib, message, score, output, detail) \
+                 VALUES {}",
+                values.join(", ")
+            ));
+            for (position, test) in rows.by_ref().take(chunk) {
+                insert = insert
+                    .bind(id.0)
+                    .bind(generation.0)
+                    .bind(position as i64)
+                    .bind(test.name.clone())
+                    .bind(test.group.clone())
+                    .bind(test.verdict.as_str())
+                    .bind(test.time_ms as i64)
+                    .bind(test.wall_time_ms as i64)
+                    .bind(test.memory_kib as i64)
+                    .bind(test.message.clone())
+                    .bind(nullable_float(test.score))
+                    .bind(test.output.clone())
+                    .bind(
+                        test.detail
+                            .as_ref()
+                            .map(|d| serde_json::to_string(d).expect("details serialise")),
+                    );
+            }
+            insert.execute(&mut *tx).await?;
         }
         self.judged_event(
             &mut tx,
@@ -948,12 +967,12 @@ impl SubmissionStore {
         self.db
             .query(
                 "INSERT INTO submission_verdicts (submission_id, generation, verdict, score, judged_at) \
-                 VALUES ($1, $2, $3, $4, {now})",
+                 VALUES ($1, $2, $3, CAST($4 AS DOUBLE PRECISION), {now})",
             )
             .bind(id.0)
             .bind(generation.0)
             .bind(verdict.as_str())
-            .bind(score)
+            .bind(nullable_float(score))
             .execute(&mut **tx)
             .await?;
         self.events

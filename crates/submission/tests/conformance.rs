@@ -286,6 +286,92 @@ async fn a_verdict_is_written_once_by_the_holder_only(store: SubmissionStore) {
     );
 }
 
+/// Every test comes back, in order, with each of its fields; scores and their absence mix
+/// freely, whatever a verdict written before had (a pass-fail verdict, then a scored one whose
+/// first test has no score: PostgreSQL keeps a statement's parameter types from its first run).
+async fn every_tests_result_is_kept_in_order(store: SubmissionStore) {
+    let unscored = submit(&store).await;
+    store
+        .acquire(unscored, Generation(1), &attempt("a0"))
+        .await
+        .unwrap();
+    assert!(store
+        .complete(
+            unscored,
+            Generation(1),
+            &attempt("a0"),
+            &result(Verdict::AC)
+        )
+        .await
+        .unwrap());
+    let id = submit(&store).await;
+    store
+        .acquire(id, Generation(1), &attempt("a1"))
+        .await
+        .unwrap();
+    let mut judged = result(Verdict::WA);
+    (judged.score, judged.max_score) = (Some(37.5), Some(100.0));
+    judged.tests = (0..37u64)
+        .map(|n| TestOutcome {
+            name: format!("secret/{n}"),
+            group: if n < 20 { "secret/a" } else { "secret/b" }.into(),
+            verdict: if n == 30 { Verdict::WA } else { Verdict::AC },
+            time_ms: n,
+            wall_time_ms: n * 2,
+            memory_kib: 1_000 + n,
+            message: if n == 30 {
+                "differs at token 3".into()
+            } else {
+                String::new()
+            },
+            score: (n % 3 == 1).then_some(n as f64 / 2.0),
+            output: (n == 0).then(|| "sample output\n".to_string()),
+            detail: None,
+        })
+        .collect();
+    assert!(store
+        .complete(id, Generation(1), &attempt("a1"), &judged)
+        .await
+        .unwrap());
+    let record = store.get(id).await.unwrap().unwrap();
+    assert_eq!((record.score, record.max_score), (Some(37.5), Some(100.0)));
+    let stored = record.tests;
+    let expected: Vec<_> = judged
+        .tests
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.group.clone(),
+                t.verdict,
+                t.time_ms as i64,
+                t.wall_time_ms as i64,
+                t.memory_kib as i64,
+                t.message.clone(),
+                t.score,
+                t.output.clone(),
+            )
+        })
+        .collect();
+    let got: Vec<_> = stored
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.group.clone(),
+                t.verdict,
+                t.time_ms,
+                t.wall_time_ms,
+                t.memory_kib,
+                t.message.clone(),
+                t.score,
+                t.output.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+}
+
 async fn rejudge_fences_out_the_old_generation(store: SubmissionStore) {
     let id = submit(&store).await;
     store
@@ -715,6 +801,7 @@ conformance!(
     intake_rejects_facts_that_do_not_admit_it,
     acquire_takes_only_a_pending_current_generation,
     a_verdict_is_written_once_by_the_holder_only,
+    every_tests_result_is_kept_in_order,
     rejudge_fences_out_the_old_generation,
     expired_leases_are_reaped_into_a_new_generation,
     a_reaper_without_the_current_lease_writes_nothing,
