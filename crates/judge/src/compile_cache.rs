@@ -4,11 +4,15 @@
 //! The key hashes everything the compilation depends on — the language and its toolchain's
 //! version, the expanded compile command, the environment, the limits and every file's name
 //! and bytes — so different sources never share an entry. Only successful compilations are
-//! kept (a failure under load may not repeat). Entries are written to a temporary name and
-//! renamed into place, so a reader never sees half of one; the cache stays under its byte
-//! bound by evicting the least recently used entries.
+//! kept (a failure under load may not repeat). An entry is one file (the compiler's output
+//! and the job directory's tree, see [`pack`]): written under a temporary name and renamed
+//! into place, so a reader never sees half of one, and one inode per compilation (a
+//! directory tree of them, five inodes on a disk filesystem, was ~0.8% of a contest burst's
+//! CPU time). The cache stays under its byte bound by evicting the least recently used
+//! entries.
 
-use std::io;
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -19,9 +23,8 @@ use sha2::{Digest, Sha256};
 use crate::language::{CompileLimits, Language};
 use crate::program::ProgramFiles;
 
-/// The compiler's output of an entry (the rest of the entry is the job directory, `files/`).
-const OUTPUT: &str = "output";
-const FILES: &str = "files";
+/// What every entry starts with: the format's name and version.
+const MAGIC: &[u8] = b"ulticode compile cache 2\n";
 
 /// A bounded on-disk cache of compiled job directories. Share one per process.
 #[derive(Debug)]
@@ -47,11 +50,14 @@ impl CompileCache {
         let root = root.into();
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(&root, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
-        // Leftovers of an interrupted store are never entries.
+        // Leftovers of an interrupted store, and directories (entries of an earlier format),
+        // are never entries.
         for entry in std::fs::read_dir(&root)? {
             let entry = entry?;
-            if entry.file_name().to_string_lossy().starts_with(".tmp-") {
-                let _ = std::fs::remove_dir_all(entry.path());
+            if entry.file_type()?.is_dir() {
+                std::fs::remove_dir_all(entry.path())?;
+            } else if entry.file_name().to_string_lossy().starts_with(".tmp-") {
+                std::fs::remove_file(entry.path())?;
             }
         }
         let held = entries(&root)?.iter().map(|e| e.bytes).sum();
@@ -111,8 +117,8 @@ impl CompileCache {
     /// A fresh copy of entry `key`'s job directory and the compiler's output, if kept.
     pub fn take(&self, key: &str) -> io::Result<Option<(tempfile::TempDir, String)>> {
         let entry = self.root.join(key);
-        let output = match std::fs::read_to_string(entry.join(OUTPUT)) {
-            Ok(output) => output,
+        let packed = match std::fs::read(&entry) {
+            Ok(packed) => packed,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 self.misses.fetch_add(1, Ordering::Relaxed);
                 return Ok(None);
@@ -120,7 +126,7 @@ impl CompileCache {
             Err(e) => return Err(e),
         };
         let dir = crate::workdir::dir("ulticode-job-")?;
-        copy_tree(&entry.join(FILES), dir.path())?;
+        let output = unpack(&packed, dir.path())?;
         // Recently used: the eviction order.
         let _ = std::fs::File::open(&entry).and_then(|f| f.set_modified(SystemTime::now()));
         self.hits.fetch_add(1, Ordering::Relaxed);
@@ -133,23 +139,16 @@ impl CompileCache {
         if entry.exists() {
             return Ok(());
         }
-        let staging = tempfile::Builder::new()
+        let packed = pack(dir, output)?;
+        let mut staging = tempfile::Builder::new()
             .prefix(".tmp-")
-            .tempdir_in(&self.root)?;
-        let bytes = copy_tree(dir, &staging.path().join(FILES))? + output.len() as u64;
-        std::fs::write(staging.path().join(OUTPUT), output)?;
-        match std::fs::rename(staging.path(), &entry) {
-            Ok(()) => {
-                // The directory is the entry now: nothing left to remove.
-                let _ = staging.keep();
-            }
-            // Another compilation of the same key got there first.
-            Err(_) if entry.exists() => return Ok(()),
-            Err(e) => return Err(e),
-        }
+            .tempfile_in(&self.root)?;
+        staging.write_all(&packed)?;
+        // Another compilation of the same key may get there first: the same bytes.
+        staging.persist(&entry).map_err(|e| e.error)?;
         let over = {
             let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-            *held += bytes;
+            *held += packed.len() as u64;
             *held > self.max_bytes
         };
         if over {
@@ -169,7 +168,7 @@ impl CompileCache {
             if *held <= target {
                 break;
             }
-            if std::fs::remove_dir_all(&entry.path).is_ok() {
+            if std::fs::remove_file(&entry.path).is_ok() {
                 *held = held.saturating_sub(entry.bytes);
             }
         }
@@ -190,45 +189,132 @@ fn entries(root: &Path) -> io::Result<Vec<Entry>> {
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
-        let path = entry.path();
+        let meta = entry.metadata()?;
         found.push(Entry {
-            bytes: tree_bytes(&path)?,
-            used: entry.metadata()?.modified()?,
-            path,
+            bytes: meta.len(),
+            used: meta.modified()?,
+            path: entry.path(),
         });
     }
     Ok(found)
 }
 
-fn tree_bytes(path: &Path) -> io::Result<u64> {
-    let meta = std::fs::symlink_metadata(path)?;
-    if !meta.is_dir() {
-        return Ok(meta.len());
+/// An entry's bytes: [`MAGIC`], the compiler's output, then the job directory's regular
+/// files and directories (never a symlink: a compiler's job directory has none worth
+/// keeping), each as kind (`d` or `f`), permission bits, relative path and, for a file, its
+/// bytes; lengths as little-endian u64, the directory itself first with an empty path.
+fn pack(dir: &Path, output: &str) -> io::Result<Vec<u8>> {
+    fn put(packed: &mut Vec<u8>, bytes: &[u8]) {
+        packed.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        packed.extend_from_slice(bytes);
     }
-    let mut total = 0;
-    for entry in std::fs::read_dir(path)? {
-        total += tree_bytes(&entry?.path())?;
+    fn walk(packed: &mut Vec<u8>, dir: &Path, relative: &str) -> io::Result<()> {
+        packed.push(b'd');
+        packed.extend_from_slice(&mode(&std::fs::metadata(dir)?).to_le_bytes());
+        put(packed, relative.as_bytes());
+        let mut children: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        children.sort_by_key(|child| child.file_name());
+        for child in children {
+            let name = child.file_name();
+            let Some(name) = name.to_str() else {
+                return Err(io::Error::other(format!("{name:?} is not UTF-8")));
+            };
+            let path = if relative.is_empty() {
+                name.to_string()
+            } else {
+                format!("{relative}/{name}")
+            };
+            let kind = child.file_type()?;
+            if kind.is_dir() {
+                walk(packed, &child.path(), &path)?;
+            } else if kind.is_file() {
+                packed.push(b'f');
+                packed.extend_from_slice(&mode(&child.metadata()?).to_le_bytes());
+                put(packed, path.as_bytes());
+                put(packed, &std::fs::read(child.path())?);
+            }
+        }
+        Ok(())
     }
-    Ok(total)
+    let mut packed = MAGIC.to_vec();
+    put(&mut packed, output.as_bytes());
+    walk(&mut packed, dir, "")?;
+    Ok(packed)
 }
 
-/// Copies regular files and directories (never a symlink: a compiler's job directory has
-/// none worth keeping) from `from` into `to`; returns the bytes copied.
-fn copy_tree(from: &Path, to: &Path) -> io::Result<u64> {
-    std::fs::create_dir_all(to)?;
-    std::fs::set_permissions(to, std::fs::metadata(from)?.permissions())?;
-    let mut total = 0;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            total += copy_tree(&entry.path(), &target)?;
-        } else if kind.is_file() {
-            total += std::fs::copy(entry.path(), &target)?;
+fn mode(meta: &std::fs::Metadata) -> u32 {
+    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777
+}
+
+/// Writes the job directory of `packed` (see [`pack`]) into the empty directory `into`;
+/// returns the compiler's output. A malformed entry (a path that is not a plain relative
+/// one, a length past the end) is an error, never a file outside `into`.
+fn unpack(packed: &[u8], into: &Path) -> io::Result<String> {
+    let malformed = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("compile cache entry: {what}"),
+        )
+    };
+    let mut rest = packed
+        .strip_prefix(MAGIC)
+        .ok_or_else(|| malformed("not of this format"))?;
+    let mut take = |n: usize| -> io::Result<&[u8]> {
+        if rest.len() < n {
+            return Err(malformed("truncated"));
         }
+        let (taken, left) = rest.split_at(n);
+        rest = left;
+        Ok(taken)
+    };
+    fn number(bytes: &[u8]) -> u64 {
+        let mut word = [0u8; 8];
+        word[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(word)
     }
-    Ok(total)
+    let length = number(take(8)?) as usize;
+    let output =
+        String::from_utf8(take(length)?.to_vec()).map_err(|_| malformed("output is not UTF-8"))?;
+    // Directories get their permissions last, once nothing more is written in them.
+    let mut directories = Vec::new();
+    let mut first = true;
+    loop {
+        let kind = match take(1) {
+            Ok(kind) => kind[0],
+            Err(_) if !first => break,
+            Err(e) => return Err(e),
+        };
+        let permissions = std::fs::Permissions::from_mode(number(take(4)?) as u32 & 0o777);
+        let length = number(take(8)?) as usize;
+        let relative =
+            std::str::from_utf8(take(length)?).map_err(|_| malformed("a path is not UTF-8"))?;
+        let plain = relative
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+        if first != relative.is_empty() || (!first && !plain) {
+            return Err(malformed("a path that is not plain and relative"));
+        }
+        let path = into.join(relative);
+        match kind {
+            b'd' => {
+                if !first {
+                    std::fs::create_dir(&path)?;
+                }
+                directories.push((path, permissions));
+            }
+            b'f' => {
+                let length = number(take(8)?) as usize;
+                std::fs::write(&path, take(length)?)?;
+                std::fs::set_permissions(&path, permissions)?;
+            }
+            _ => return Err(malformed("an unknown kind of file")),
+        }
+        first = false;
+    }
+    for (path, permissions) in directories.into_iter().rev() {
+        std::fs::set_permissions(path, permissions)?;
+    }
+    Ok(output)
 }
 
 #[cfg(test)]
@@ -286,8 +372,98 @@ mod tests {
         assert!(cache.take("c").unwrap().is_some());
         // A reopened cache counts what it holds.
         drop(cache);
+        let on_disk: u64 = ["a", "c"]
+            .iter()
+            .map(|key| std::fs::metadata(root.path().join(key)).unwrap().len())
+            .sum();
         let reopened = CompileCache::open(root.path(), 2_500).unwrap();
-        assert_eq!(*reopened.held.lock().unwrap(), 2_000);
+        assert_eq!(*reopened.held.lock().unwrap(), on_disk);
+    }
+
+    #[test]
+    fn an_entry_keeps_the_tree_and_its_permissions() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = CompileCache::open(root.path(), 1 << 20).unwrap();
+        let compiled = job(&[
+            ("main.py", "print(1)"),
+            ("lib/a/b.txt", "b"),
+            ("lib/empty/.keep", ""),
+        ]);
+        std::fs::create_dir(compiled.path().join("bare")).unwrap();
+        let executable = compiled.path().join("lib/a/b.txt");
+        std::fs::set_permissions(&executable, std::fs::Permissions::from_mode(0o751)).unwrap();
+        std::fs::set_permissions(
+            compiled.path().join("lib"),
+            std::fs::Permissions::from_mode(0o555),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", compiled.path().join("link")).unwrap();
+        cache.put("k", compiled.path(), "ok").unwrap();
+        let (copy, output) = cache.take("k").unwrap().unwrap();
+        assert_eq!(output, "ok");
+        let mode = |path: &str| mode(&std::fs::metadata(copy.path().join(path)).unwrap());
+        assert_eq!(mode("lib/a/b.txt"), 0o751);
+        assert_eq!(mode("lib"), 0o555);
+        assert!(copy.path().join("bare").is_dir());
+        assert_eq!(
+            std::fs::read_to_string(copy.path().join("lib/empty/.keep")).unwrap(),
+            ""
+        );
+        assert!(
+            !copy.path().join("link").exists(),
+            "symlinks are never kept"
+        );
+        std::fs::set_permissions(
+            copy.path().join("lib"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            compiled.path().join("lib"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_malformed_entry_writes_nothing_outside_its_directory() {
+        let into = tempfile::tempdir().unwrap();
+        let target = into.path().join("inside");
+        std::fs::create_dir(&target).unwrap();
+        let escaping = |path: &str| {
+            let mut packed = MAGIC.to_vec();
+            packed.extend_from_slice(&0u64.to_le_bytes());
+            packed.push(b'd');
+            packed.extend_from_slice(&0o755u32.to_le_bytes());
+            packed.extend_from_slice(&0u64.to_le_bytes());
+            packed.push(b'f');
+            packed.extend_from_slice(&0o644u32.to_le_bytes());
+            packed.extend_from_slice(&(path.len() as u64).to_le_bytes());
+            packed.extend_from_slice(path.as_bytes());
+            packed.extend_from_slice(&1u64.to_le_bytes());
+            packed.push(b'x');
+            packed
+        };
+        for path in ["../escaped", "/tmp/escaped", "a/../../escaped", "", "a//b"] {
+            let err = unpack(&escaping(path), &target).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{path:?}");
+        }
+        assert!(!into.path().join("escaped").exists());
+        let mut truncated = escaping("ok");
+        truncated.pop();
+        assert!(unpack(&truncated, &target).is_err());
+        assert!(unpack(b"something else", &target).is_err());
+    }
+
+    #[test]
+    fn entries_of_the_earlier_format_are_removed_when_opened() {
+        let root = tempfile::tempdir().unwrap();
+        let old = job(&[("files/main", "ELF"), ("output", "")]);
+        std::fs::rename(old.path(), root.path().join("abc")).unwrap();
+        std::fs::write(root.path().join(".tmp-interrupted"), "half").unwrap();
+        let cache = CompileCache::open(root.path(), 1 << 20).unwrap();
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+        assert!(cache.take("abc").unwrap().is_none());
     }
 
     #[test]
