@@ -6,7 +6,8 @@
 //! delivered, otherwise it is pending for that consumer since `delivered_at`. Dedup keys live
 //! in `stream_dedup` and are written in the same transaction as the entry.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -87,8 +88,29 @@ pub struct SqlQueue {
     db: Db,
     stream: String,
     config: QueueConfig,
-    /// Wakes blocked receivers in this process when something is enqueued.
-    added: Arc<Notify>,
+    /// What this handle knows of the stream's new entries.
+    news: Arc<News>,
+}
+
+/// Enqueues through one handle, as its receivers see them.
+#[derive(Default)]
+struct News {
+    /// Wakes waiting receivers when something is enqueued.
+    added: Notify,
+    /// Entries made undelivered through this handle, ever (the count is what matters).
+    enqueued: AtomicU64,
+    /// `(enqueued, when)` of the last look that found every undelivered entry (it took fewer
+    /// than it asked for). Until `enqueued` moves or the poll interval passes, another look
+    /// would find nothing: without it, every receive after a delivery asked the database
+    /// once more for nothing.
+    drained: Mutex<Option<(u64, tokio::time::Instant)>>,
+}
+
+impl News {
+    fn added(&self) {
+        self.enqueued.fetch_add(1, Ordering::AcqRel);
+        self.added.notify_waiters();
+    }
 }
 
 fn ms(duration: Duration) -> i64 {
@@ -110,7 +132,7 @@ impl SqlQueue {
             db,
             stream: name.to_string(),
             config,
-            added: Arc::new(Notify::new()),
+            news: Arc::default(),
         })
     }
 
@@ -242,7 +264,7 @@ impl JudgeQueue for SqlQueue {
         let added = self.add(&mut tx, dedup_key, payload).await?;
         tx.commit().await?;
         if matches!(added, Enqueued::Added(_)) {
-            self.added.notify_waiters();
+            self.news.added();
         }
         Ok(added)
     }
@@ -255,7 +277,7 @@ impl JudgeQueue for SqlQueue {
         }
         tx.commit().await?;
         if out.iter().any(|e| matches!(e, Enqueued::Added(_))) {
-            self.added.notify_waiters();
+            self.news.added();
         }
         Ok(out)
     }
@@ -267,18 +289,33 @@ impl JudgeQueue for SqlQueue {
         block: Duration,
     ) -> Result<Vec<Delivery>, QueueError> {
         let deadline = tokio::time::Instant::now() + block;
+        let max = max.max(1);
         loop {
-            let added = self.added.notified();
-            let got = self.take_new(consumer, max.max(1)).await?;
-            if !got.is_empty() || tokio::time::Instant::now() >= deadline {
-                return Ok(got);
+            let added = self.news.added.notified();
+            let enqueued = self.news.enqueued.load(Ordering::Acquire);
+            let now = tokio::time::Instant::now();
+            let drained = *self.news.drained.lock().expect("drained lock");
+            let next_look = match drained {
+                Some((seen, at)) if seen == enqueued && now < at + self.config.poll_interval => {
+                    at + self.config.poll_interval
+                }
+                _ => {
+                    let got = self.take_new(consumer, max).await?;
+                    let now = tokio::time::Instant::now();
+                    if got.len() < max {
+                        *self.news.drained.lock().expect("drained lock") = Some((enqueued, now));
+                    }
+                    if !got.is_empty() {
+                        return Ok(got);
+                    }
+                    now + self.config.poll_interval
+                }
+            };
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(Vec::new());
             }
             // Another process may enqueue: poll as well as listen.
-            let _ = tokio::time::timeout_at(
-                deadline.min(tokio::time::Instant::now() + self.config.poll_interval),
-                added,
-            )
-            .await;
+            let _ = tokio::time::timeout_at(deadline.min(next_look), added).await;
         }
     }
 
@@ -449,7 +486,7 @@ impl JudgeQueue for SqlQueue {
             .await?;
         tx.commit().await?;
         if moved == 1 {
-            self.added.notify_waiters();
+            self.news.added();
         }
         Ok(moved == 1)
     }

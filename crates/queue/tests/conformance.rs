@@ -381,3 +381,31 @@ async fn a_restart_hands_unacknowledged_entries_back_at_once() {
         "taken at once, well before the visibility timeout"
     );
 }
+
+/// SQL streams: a handle that found the stream drained looks again at once when something is
+/// added through it, and within the poll interval when another handle (another process) adds
+/// something.
+#[tokio::test]
+async fn a_drained_stream_sees_what_any_handle_adds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite_owner(dir.path(), "queue").await.unwrap();
+    let config = QueueConfig {
+        poll_interval: Duration::from_millis(300),
+        ..config()
+    };
+    let reader = SqlQueue::new(db.clone(), config.clone()).await.unwrap();
+    let other = SqlQueue::new(db, config).await.unwrap();
+    let now = Duration::ZERO;
+    assert!(reader.receive("a", 10, now).await.unwrap().is_empty());
+    reader.enqueue("1:1", "own").await.unwrap();
+    let own = reader.receive("a", 10, now).await.unwrap();
+    assert_eq!(own.len(), 1, "what the handle added, without waiting");
+    assert!(reader.receive("a", 10, now).await.unwrap().is_empty());
+    other.enqueue("2:1", "another's").await.unwrap();
+    let theirs = reader
+        .receive("a", 10, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let payloads: Vec<_> = theirs.iter().map(|d| d.payload.as_str()).collect();
+    assert_eq!(payloads, ["another's"]);
+}
