@@ -104,6 +104,10 @@ impl Db {
         let schema = schema.map(str::to_string);
         let options = AnyPoolOptions::new()
             .acquire_timeout(Duration::from_secs(10))
+            // A SQLite connection is this process's own file handle: it cannot go stale like a
+            // server's connection, and the ping before each use was a round trip to its worker
+            // thread per statement.
+            .test_before_acquire(backend == Backend::Postgres)
             .max_connections(match backend {
                 Backend::Postgres => max_connections.max(1),
                 // One connection per file: SQLite has one writer, and a single connection
@@ -140,6 +144,7 @@ impl Db {
             // property of the file) by the time a reader connects.
             Backend::Sqlite => AnyPoolOptions::new()
                 .acquire_timeout(Duration::from_secs(10))
+                .test_before_acquire(false)
                 .max_connections(SQLITE_READERS)
                 .after_connect(|conn, _meta| {
                     Box::pin(async move {
