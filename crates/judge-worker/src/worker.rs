@@ -461,26 +461,42 @@ impl JudgeWorker {
         // latest value, so a slow port never slows judging down.
         let total = problem.data.cases_in_order().len() as u32;
         let (progress_tx, mut progress_rx) = tokio::sync::watch::channel(None::<JudgeProgress>);
+        // Ended when judging is over (its sender dropped): the forwarder stops mid-period.
+        let (over, mut judging_over) = tokio::sync::oneshot::channel::<()>();
         let forward = {
             let (port, id, attempt) =
                 (self.port.clone(), job.submission_id, job.attempt_id.clone());
             tokio::spawn(async move {
-                let mut last_report: Option<tokio::time::Instant> = None;
-                while progress_rx.changed().await.is_ok() {
-                    // At most one report per period: what happens meanwhile goes in the next.
-                    // Judging that ends meanwhile leaves the rest to its verdict, at once.
-                    if let Some(at) = last_report {
-                        let ended = tokio::select! {
-                            _ = tokio::time::sleep_until(at + PROGRESS_EVERY) => false,
-                            _ = async { while progress_rx.changed().await.is_ok() {} } => true,
-                        };
-                        if ended {
-                            break;
+                // The first change is reported at once, later ones at most once a period and
+                // looked at only when it is over: a change mid-period wakes nothing (a wake-up
+                // per test was most of the judging thread's own work on small tests). Judging
+                // that ends meanwhile leaves the rest to its verdict, at once.
+                let mut next: Option<tokio::time::Instant> = None;
+                loop {
+                    match next {
+                        None => {
+                            if progress_rx.changed().await.is_err() {
+                                break;
+                            }
+                        }
+                        Some(at) => {
+                            tokio::select! {
+                                _ = tokio::time::sleep_until(at) => {}
+                                _ = &mut judging_over => break,
+                            }
+                            match progress_rx.has_changed() {
+                                Ok(true) => {}
+                                Ok(false) => {
+                                    next = None;
+                                    continue;
+                                }
+                                Err(_) => break,
+                            }
                         }
                     }
                     let latest = progress_rx.borrow_and_update().clone();
                     if let Some(progress) = latest {
-                        last_report = Some(tokio::time::Instant::now());
+                        next = Some(tokio::time::Instant::now() + PROGRESS_EVERY);
                         if let Err(e) = port.progress(id, &attempt, progress).await {
                             tracing::debug!(error = %e, "progress not reported");
                         }
@@ -543,6 +559,7 @@ impl JudgeWorker {
                 .map_err(|e| e.to_string())
         })
         .await;
+        drop(over);
         let _ = forward.await;
         judged.map_err(|e| format!("judging task: {e}"))?
     }
