@@ -3,7 +3,7 @@
 //! until every one is judged, and reports the drain time, submissions judged per second,
 //! submit-to-verdict percentiles (the server's own timestamps) and the judging efficiency:
 //! the CPU time the sandboxed compilers and programs used (the sandbox cgroup's `cpuacct`)
-//! over cores × wall time.
+//! over cores × wall time, and where the rest of the cores' time went.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,6 +61,108 @@ struct Figures {
     /// where the sandbox's cpuacct cgroup cannot be read.
     judging_efficiency: Option<f64>,
     sandbox_cpu_seconds: Option<f64>,
+    /// The cores' time from the first submission to the last verdict, by who used it.
+    cores_time: Option<CoresTime>,
+}
+
+/// Shares of cores × wall time (they sum to 1).
+#[derive(Debug, Serialize)]
+struct CoresTime {
+    /// Compilers and programs, in their runs' cgroups.
+    sandboxed: f64,
+    /// The server's supervisors, and the inits and setup of runs outside their cgroups.
+    sandbox_setup: f64,
+    /// The server's own threads: HTTP, databases, the judging threads, events.
+    server: f64,
+    /// Everything else: kernel threads, other services, this benchmark's client.
+    other: f64,
+    idle: f64,
+}
+
+/// Cumulative CPU seconds, read from `/proc` and the sandbox's cgroup.
+struct CpuReading {
+    /// Every CPU's time, busy or idle (`/proc/stat`).
+    all: f64,
+    idle: f64,
+    sandboxed: f64,
+    /// The server's threads.
+    server: f64,
+    /// The server's supervisors and what they reaped (inits, and through them the programs),
+    /// and what the server reaped (supervisors that ended).
+    supervisor_trees: f64,
+}
+
+impl CpuReading {
+    fn take(server: u32, sandbox_cpu: &Path) -> Option<Self> {
+        let tick = {
+            // SAFETY: sysconf has no preconditions.
+            let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+            1.0 / ticks.max(1) as f64
+        };
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let fields: Vec<f64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .map(|f| f.parse().unwrap_or(0.0))
+            .collect();
+        // user nice system idle iowait irq softirq steal
+        let idle = (fields.get(3)? + fields.get(4)?) * tick;
+        let all = fields.iter().sum::<f64>() * tick;
+        // (parent, own CPU, reaped children's CPU) of a process, in ticks.
+        let times = |pid: &str| -> Option<(u32, f64, f64)> {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let after_name: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+            let number = |i: usize| after_name.get(i)?.parse::<f64>().ok();
+            Some((
+                number(1)? as u32,
+                number(11)? + number(12)?,
+                number(13)? + number(14)?,
+            ))
+        };
+        let (_, own, reaped) = times(&server.to_string())?;
+        let mut supervisor_trees = reaped;
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            if let Some((parent, own, reaped)) = times(pid) {
+                if parent == server {
+                    supervisor_trees += own + reaped;
+                }
+            }
+        }
+        Some(Self {
+            all,
+            idle,
+            sandboxed: read_ns(sandbox_cpu)? as f64 / 1e9,
+            server: own * tick,
+            supervisor_trees: supervisor_trees * tick,
+        })
+    }
+
+    /// What happened between `self` and the later `after`.
+    fn until(&self, after: &Self) -> CoresTime {
+        let all = (after.all - self.all).max(f64::MIN_POSITIVE);
+        let share = |x: f64| (x / all).max(0.0);
+        let sandboxed = after.sandboxed - self.sandboxed;
+        let setup = (after.supervisor_trees - self.supervisor_trees) - sandboxed;
+        let server = after.server - self.server;
+        let idle = after.idle - self.idle;
+        CoresTime {
+            sandboxed: share(sandboxed),
+            sandbox_setup: share(setup),
+            server: share(server),
+            other: share(all - sandboxed - setup - server - idle),
+            idle: share(idle),
+        }
+    }
 }
 
 /// A package of A+B with `tests` tests (one sample), in `root/burst`.
@@ -132,11 +234,15 @@ pub fn run(args: BurstArgs) -> anyhow::Result<ExitCode> {
         "1000000",
     ])?;
     let base = server.base.clone();
+    let server_pid = server.pid();
     let runtime = tokio::runtime::Runtime::new()?;
     let figures = runtime.block_on(async move {
         let users = register_users(&base, args.submissions.div_ceil(PER_USER)).await?;
         let cpu_file = sandbox_cpu_path();
         let cpu_before = cpu_file.as_deref().and_then(read_ns);
+        let reading_before = cpu_file
+            .as_deref()
+            .and_then(|file| CpuReading::take(server_pid, file));
         let started = Instant::now();
         // Every user's share at once, from as many clients as the edge allows per address.
         let mut tasks = tokio::task::JoinSet::new();
@@ -206,6 +312,9 @@ pub fn run(args: BurstArgs) -> anyhow::Result<ExitCode> {
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
         let cpu_after = cpu_file.as_deref().and_then(read_ns);
+        let reading_after = cpu_file
+            .as_deref()
+            .and_then(|file| CpuReading::take(server_pid, file));
         let first_ms = views
             .values()
             .filter_map(|v| v["created_at_ms"].as_i64())
@@ -252,6 +361,9 @@ pub fn run(args: BurstArgs) -> anyhow::Result<ExitCode> {
             judging_efficiency: sandbox_cpu_seconds
                 .map(|cpu| cpu / (cores as f64 * drain_seconds.max(f64::MIN_POSITIVE))),
             sandbox_cpu_seconds,
+            cores_time: reading_before
+                .zip(reading_after)
+                .map(|(before, after)| before.until(&after)),
         })
     })?;
     drop(server);
@@ -280,6 +392,16 @@ pub fn run(args: BurstArgs) -> anyhow::Result<ExitCode> {
             _ => println!(
                 "judging efficiency: UNAVAILABLE (the sandbox's cpuacct cgroup cannot be read)"
             ),
+        }
+        if let Some(t) = &f.cores_time {
+            println!(
+                "cores' time: sandboxed {:.1}%, sandbox setup {:.1}%, server {:.1}%, other {:.1}%, idle {:.1}%",
+                t.sandboxed * 100.0,
+                t.sandbox_setup * 100.0,
+                t.server * 100.0,
+                t.other * 100.0,
+                t.idle * 100.0
+            );
         }
     }
     let all_accepted = figures.verdicts.get("AC") == Some(&figures.submissions);
