@@ -393,7 +393,7 @@ async fn a_drained_stream_sees_what_any_handle_adds() {
         poll_interval: Duration::from_millis(300),
         ..config()
     };
-    let reader = SqlQueue::new(db.clone(), config.clone()).await.unwrap();
+    let reader = SqlQueue::new(db.clone(), config).await.unwrap();
     let other = SqlQueue::new(db, config).await.unwrap();
     let now = Duration::ZERO;
     assert!(reader.receive("a", 10, now).await.unwrap().is_empty());
