@@ -150,39 +150,38 @@ impl SqlQueue {
             .rows_affected())
     }
 
+    /// Takes up to `max` undelivered entries in one statement (oldest first). On PostgreSQL
+    /// the inner select skips rows another consumer is taking; SQLite has one writer.
     async fn take_new(&self, consumer: &str, max: usize) -> Result<Vec<Delivery>, QueueError> {
-        let mut tx = self.db.begin().await?;
-        let ids: Vec<i64> = self
+        let rows = self
             .db
-            .query("SELECT id FROM stream_entries WHERE stream = $2 AND consumer IS NULL ORDER BY id LIMIT $1 {skip_locked}")
+            .query(
+                "UPDATE stream_entries SET consumer = $2, deliveries = deliveries + 1, delivered_at = {now} \
+                 WHERE id IN (SELECT id FROM stream_entries WHERE stream = $3 AND consumer IS NULL \
+                              ORDER BY id LIMIT $1 {skip_locked}) \
+                 RETURNING id, payload, deliveries, delivered_at - created_at",
+            )
             .bind(max as i64)
+            .bind(consumer.to_string())
             .bind(self.stream.clone())
-            .fetch_all(&mut *tx)
-            .await?
+            .fetch_all(self.db.pool())
+            .await?;
+        let mut out = rows
             .iter()
-            .map(|row| row.try_get(0))
-            .collect::<Result<_, _>>()?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            let row = self
-                .db
-                .query(
-                    "UPDATE stream_entries SET consumer = $2, deliveries = deliveries + 1, delivered_at = {now} \
-                     WHERE id = $1 RETURNING payload, deliveries, delivered_at - created_at",
-                )
-                .bind(id)
-                .bind(consumer.to_string())
-                .fetch_one(&mut *tx)
-                .await?;
-            out.push(Delivery {
-                id: id.to_string(),
-                payload: row.try_get(0)?,
-                deliveries: row.try_get::<i64, _>(1)? as u64,
-                queue_delay_ms: row.try_get::<i64, _>(2)?.max(0) as u64,
-            });
-        }
-        tx.commit().await?;
-        Ok(out)
+            .map(|row| {
+                let id: i64 = row.try_get(0)?;
+                let delivery = Delivery {
+                    id: id.to_string(),
+                    payload: row.try_get(1)?,
+                    deliveries: row.try_get::<i64, _>(2)? as u64,
+                    queue_delay_ms: row.try_get::<i64, _>(3)?.max(0) as u64,
+                };
+                Ok((id, delivery))
+            })
+            .collect::<Result<Vec<_>, QueueError>>()?;
+        // RETURNING promises no order; deliveries go out oldest first.
+        out.sort_unstable_by_key(|(id, _)| *id);
+        Ok(out.into_iter().map(|(_, delivery)| delivery).collect())
     }
 
     fn entry_id(id: &str) -> Result<i64, QueueError> {
@@ -228,14 +227,15 @@ impl SqlQueue {
         payload: &str,
     ) -> Result<Enqueued, QueueError> {
         let dedup_key = format!("{}:{dedup_key}", self.stream);
-        self.db
-            .query("DELETE FROM stream_dedup WHERE key = $1 AND expires_at <= {now}")
-            .bind(dedup_key.to_string())
-            .execute(&mut **tx)
-            .await?;
+        // One upsert: a new key is inserted, an expired one renewed, a live one left alone
+        // (no row affected: a duplicate).
         let fresh = self
             .db
-            .query("INSERT INTO stream_dedup (key, expires_at) VALUES ($1, {now} + $2) ON CONFLICT (key) DO NOTHING")
+            .query(
+                "INSERT INTO stream_dedup (key, expires_at) VALUES ($1, {now} + $2) \
+                 ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at \
+                 WHERE stream_dedup.expires_at <= {now}",
+            )
             .bind(dedup_key.to_string())
             .bind(ms(self.config.dedup_window))
             .execute(&mut **tx)

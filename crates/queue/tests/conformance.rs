@@ -52,9 +52,9 @@ fn redis_url() -> String {
     std::env::var("ULTICODE_TEST_REDIS").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }
 
-async fn redis() -> (Arc<dyn JudgeQueue>, Backing) {
+async fn redis(config: QueueConfig) -> (Arc<dyn JudgeQueue>, Backing) {
     let prefix = format!("ut-{}", uuid::Uuid::new_v4().simple());
-    let queue = RedisQueue::connect(&redis_url(), &prefix, config())
+    let queue = RedisQueue::connect(&redis_url(), &prefix, config)
         .await
         .unwrap();
     let (stream, dlq, seen) = queue.keys();
@@ -62,20 +62,20 @@ async fn redis() -> (Arc<dyn JudgeQueue>, Backing) {
     (Arc::new(queue), Backing::Redis(redis_url(), keys))
 }
 
-async fn sqlite() -> (Arc<dyn JudgeQueue>, Backing) {
+async fn sqlite(config: QueueConfig) -> (Arc<dyn JudgeQueue>, Backing) {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::sqlite_owner(dir.path(), "queue").await.unwrap();
     (
-        Arc::new(SqlQueue::new(db, config()).await.unwrap()),
+        Arc::new(SqlQueue::new(db, config).await.unwrap()),
         Backing::Sqlite(dir),
     )
 }
 
-async fn postgres() -> (Arc<dyn JudgeQueue>, Backing) {
+async fn postgres(config: QueueConfig) -> (Arc<dyn JudgeQueue>, Backing) {
     let pg = TestPostgres::new().await.unwrap();
     let db = pg.owner("queue").await.unwrap();
     (
-        Arc::new(SqlQueue::new(db, config()).await.unwrap()),
+        Arc::new(SqlQueue::new(db, config).await.unwrap()),
         Backing::Postgres(pg),
     )
 }
@@ -323,15 +323,55 @@ async fn batches_enqueue_in_order_with_dedup(q: Arc<dyn JudgeQueue>) {
 macro_rules! conformance {
     ($($behaviour:ident),* $(,)?) => {
         mod redis_streams {
-            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::redis().await; super::$behaviour(q).await; })*
+            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::redis(super::config()).await; super::$behaviour(q).await; })*
         }
         mod sql_on_sqlite {
-            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::sqlite().await; super::$behaviour(q).await; })*
+            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::sqlite(super::config()).await; super::$behaviour(q).await; })*
         }
         mod sql_on_postgres {
-            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::postgres().await; super::$behaviour(q).await; })*
+            $(#[tokio::test] async fn $behaviour() { let (q, _b) = super::postgres(super::config()).await; super::$behaviour(q).await; })*
         }
     };
+}
+
+/// A key blocks its duplicates for the dedup window and no longer: once the window has
+/// passed, the same key is taken again (and blocks again).
+async fn a_dedup_key_blocks_for_its_window_only(
+    backend: impl std::future::Future<Output = (Arc<dyn JudgeQueue>, Backing)>,
+) {
+    let (q, _backing) = backend.await;
+    let added = |e: Enqueued| matches!(e, Enqueued::Added(_));
+    assert!(added(q.enqueue("9:1", "first").await.unwrap()));
+    assert!(!added(q.enqueue("9:1", "within").await.unwrap()));
+    tokio::time::sleep(SHORT_WINDOW + Duration::from_millis(200)).await;
+    assert!(added(q.enqueue("9:1", "after").await.unwrap()));
+    assert!(!added(q.enqueue("9:1", "within again").await.unwrap()));
+    let stats = q.stats().await.unwrap();
+    assert_eq!(stats.length, 2);
+}
+
+const SHORT_WINDOW: Duration = Duration::from_secs(1);
+
+fn short_window() -> QueueConfig {
+    QueueConfig {
+        dedup_window: SHORT_WINDOW,
+        ..config()
+    }
+}
+
+#[tokio::test]
+async fn a_dedup_key_blocks_for_its_window_only_on_redis() {
+    a_dedup_key_blocks_for_its_window_only(redis(short_window())).await;
+}
+
+#[tokio::test]
+async fn a_dedup_key_blocks_for_its_window_only_on_sqlite() {
+    a_dedup_key_blocks_for_its_window_only(sqlite(short_window())).await;
+}
+
+#[tokio::test]
+async fn a_dedup_key_blocks_for_its_window_only_on_postgres() {
+    a_dedup_key_blocks_for_its_window_only(postgres(short_window())).await;
 }
 
 conformance!(

@@ -6,7 +6,7 @@
 //! - a payload missing problem, user, language, code or package → `DEAD`, and the submission
 //!   becomes System Error in the same transaction — never "sent";
 //! - no queue configured → the intent is kept and retried;
-//! - enqueue error → `attempts + 1`, `next_retry_at = now + 2 s × 2^min(attempts, 5)` capped at
+//! - enqueue error (the whole batch of a pass fails together) → `attempts + 1`, `next_retry_at = now + 2 s × 2^min(attempts, 5)` capped at
 //!   60 s (attempts counted before this failure), `last_error`;
 //! - enqueued (or already enqueued: the dedup key matched) → `SENT`.
 //!
@@ -21,7 +21,7 @@ use std::time::Duration;
 use contracts::{Generation, JudgeMessage, SubmissionId};
 use platform::db::Row;
 use platform::{Backend, DbError, Metrics, Shutdown};
-use queue::{Enqueued, JudgeQueue};
+use queue::JudgeQueue;
 
 use crate::store::{SubmissionStore, OUTBOX_CHANNEL};
 
@@ -82,8 +82,8 @@ impl Dispatcher {
         }
     }
 
-    /// One pass over the due rows: malformed rows die, the rest are enqueued concurrently
-    /// (pipelined on one connection) and marked in one statement per outcome.
+    /// One pass over the due rows: malformed rows die, the rest are enqueued as one batch and
+    /// marked in one statement per outcome.
     pub async fn pass(&self) -> Result<PassReport, DbError> {
         let db = self.store.db();
         let mut tx = db.begin().await?;
@@ -171,16 +171,21 @@ impl Dispatcher {
                 .iter()
                 .map(|_| Err("no queue provider is configured".to_string()))
                 .collect(),
-            Some(queue) => {
-                futures::future::join_all(valid.iter().map(|(_, key, payload, _)| async move {
-                    match queue.enqueue(key, payload).await {
-                        // Already enqueued under this key: the intent is on the queue.
-                        Ok(Enqueued::Added(_)) | Ok(Enqueued::Duplicate) => Ok(()),
-                        Err(e) => Err(e.to_string()),
-                    }
-                }))
-                .await
+            // One batch per pass: the adapter makes it one transaction (SQL) or one pipeline
+            // (Redis). Answered per item; if the batch fails, every row of it is retried.
+            Some(queue) if !valid.is_empty() => {
+                let items: Vec<(String, String)> = valid
+                    .iter()
+                    .map(|(_, key, payload, _)| (key.clone(), payload.clone()))
+                    .collect();
+                match queue.enqueue_batch(&items).await {
+                    // Added or already enqueued under its key: either way the intent is on
+                    // the queue.
+                    Ok(_) => valid.iter().map(|_| Ok(())).collect(),
+                    Err(e) => valid.iter().map(|_| Err(e.to_string())).collect(),
+                }
             }
+            Some(_) => Vec::new(),
         };
         let mut sent = Vec::new();
         for ((id, _, _, attempts), result) in valid.iter().zip(results) {

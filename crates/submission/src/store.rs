@@ -1350,7 +1350,7 @@ impl SubmissionStore {
         Ok(self
             .db
             .query("SELECT COUNT(*) FROM submissions WHERE state IN ('pending', 'judging')")
-            .fetch_one(self.db.pool())
+            .fetch_one(self.db.readers())
             .await?
             .try_get(0)?)
     }
