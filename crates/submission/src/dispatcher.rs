@@ -6,8 +6,9 @@
 //! - a payload missing problem, user, language, code or package → `DEAD`, and the submission
 //!   becomes System Error in the same transaction — never "sent";
 //! - no queue configured → the intent is kept and retried;
-//! - enqueue error (the whole batch of a pass fails together) → `attempts + 1`, `next_retry_at = now + 2 s × 2^min(attempts, 5)` capped at
-//!   60 s (attempts counted before this failure), `last_error`;
+//! - enqueue error (a pass's batch fails as a whole) → `attempts + 1`,
+//!   `next_retry_at = now + 2 s × 2^min(attempts, 5)` capped at 60 s (attempts counted before
+//!   this failure), `last_error`;
 //! - enqueued (or already enqueued: the dedup key matched) → `SENT`.
 //!
 //! Shadow rows (`is_shadow`, written during migrations) and rows created before the cutover
