@@ -9,7 +9,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     // The sandbox supervisor is this same binary, started by exec before anything else runs
-    // (no runtime, no threads), so its clone() is safe.
+    // (no runtime, no threads), so its clone() is safe. (A caller with one thread forks it
+    // instead, straight into `supervisor_main`: see `sandbox::native::process`.)
     if std::env::args_os().nth(1).as_deref() == Some(sandbox::SUPERVISOR_ARG.as_ref()) {
         sandbox::supervisor_main();
     }

@@ -1,7 +1,8 @@
 //! The native sandbox: a pool of supervisor processes, each serving one run at a time.
 //!
 //! ```text
-//! caller thread ──request──▶ supervisor (exec'd, single-threaded, root, own process
+//! caller thread ──request──▶ supervisor (exec'd or forked by a caller with one thread
+//!                              │         (`process`), single-threaded, root, own process
 //!                              │         group, one run identity for its life)
 //!                              │ clone(NEWPID|VM) on a stack of its own
 //!                              ▼
@@ -26,6 +27,7 @@
 mod child;
 mod daemon;
 mod inits;
+mod process;
 mod pump;
 mod resources;
 mod supervisor;
@@ -33,15 +35,13 @@ mod supervisor;
 use std::ffi::OsString;
 use std::io::{self, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
 pub use daemon::{DaemonError, SandboxDaemon};
 pub use supervisor::supervisor_main;
 
-use crate::identity::{IdentityError, IdentityRange, RANGE_VARIABLE};
+use crate::identity::{IdentityError, IdentityRange};
 use crate::outcome::{RunOutcome, Status};
 use crate::protocol;
 use crate::spec::{PassedFds, RunSpec, SpecError};
@@ -72,6 +72,8 @@ pub const SUPERVISOR_ARG: &str = "__sandbox-supervisor";
 pub struct SupervisorCommand {
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    /// Fork instead, while the caller has one thread (see `process`).
+    fork_when_alone: bool,
 }
 
 impl SupervisorCommand {
@@ -80,6 +82,17 @@ impl SupervisorCommand {
         Self {
             program: program.into(),
             args: vec![SUPERVISOR_ARG.into()],
+            fork_when_alone: false,
+        }
+    }
+
+    /// Starts supervisors as forks of the caller, without an exec, whenever the caller has
+    /// one thread (else as before): for a short-lived command such as `ulticode sandbox
+    /// run`, whose own binary is the supervisor.
+    pub fn forked_when_alone(self) -> Self {
+        Self {
+            fork_when_alone: true,
+            ..self
         }
     }
 
@@ -110,25 +123,14 @@ enum Origin {
 
 struct Supervisor {
     /// `None` for a daemon's supervisor (the daemon owns the process).
-    process: Option<Child>,
+    process: Option<process::SupervisorProcess>,
     socket: UnixStream,
 }
 
 impl Supervisor {
     fn spawn(command: &SupervisorCommand, identities: IdentityRange) -> io::Result<Self> {
         let (socket, theirs) = UnixStream::pair()?;
-        // A process group of its own: a signal to the caller's group (a terminal's ^C, a
-        // `kill(0, ...)` anywhere in the caller) never reaches a supervisor mid-run, and the
-        // runs themselves get sessions of their own (see `child`).
-        let process = Command::new(&command.program)
-            .args(&command.args)
-            .process_group(0)
-            .env_clear()
-            .env(RANGE_VARIABLE, identities.to_arg())
-            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()?;
+        let process = process::SupervisorProcess::start(command, &identities, theirs)?;
         Ok(Self {
             process: Some(process),
             socket,
@@ -150,8 +152,7 @@ impl Supervisor {
     fn discard(mut self) {
         let _ = self.socket.shutdown(std::net::Shutdown::Both);
         if let Some(process) = &mut self.process {
-            let _ = process.kill();
-            let _ = process.wait();
+            process.kill_and_wait();
         }
     }
 
@@ -165,7 +166,7 @@ impl Supervisor {
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         while std::time::Instant::now() < deadline {
-            if let Ok(Some(_)) = process.try_wait() {
+            if process.exited() {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(2));

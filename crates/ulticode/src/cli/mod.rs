@@ -146,12 +146,14 @@ fn open_compile_cache(
 pub(crate) const SANDBOX_SOCKET_VARIABLE: &str = "ULTICODE_SANDBOX_SOCKET";
 
 /// The native sandbox: served by the sandbox daemon when `ULTICODE_SANDBOX_SOCKET` names its
-/// socket, else with this binary as its own supervisor (which needs root).
+/// socket, else with this binary as its own supervisor (which needs root), forked without an
+/// exec while this process has one thread.
 fn native_sandbox() -> anyhow::Result<sandbox::NativeSandbox> {
     if let Some(socket) = std::env::var_os(SANDBOX_SOCKET_VARIABLE).filter(|s| !s.is_empty()) {
         return Ok(sandbox::NativeSandbox::connect(socket));
     }
     let command = sandbox::SupervisorCommand::current_exe()
-        .map_err(|e| anyhow::anyhow!("cannot locate the ulticode executable: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot locate the ulticode executable: {e}"))?
+        .forked_when_alone();
     Ok(sandbox::NativeSandbox::new(command))
 }
