@@ -32,8 +32,9 @@ use sandbox::Sandbox;
 use tokio::sync::Semaphore;
 
 /// How often live progress is reported at most: a test of a few milliseconds need not cost a
-/// write (and a wake of every watcher) of its own.
-const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// write (an fsync'd commit, and a wake of every watcher) of its own; four a second still
+/// read as live.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {

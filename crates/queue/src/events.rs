@@ -6,9 +6,9 @@
 //! Relay: one per owner at a time (singleton lease `events-relay`, every write guarded by
 //! its fence token); each pass takes the due `PENDING` rows in order, publishes each to the
 //! stream of every consumer of its type (dedup key = event id, so a pass repeated after a
-//! crash adds nothing), and marks them `SENT`; a publish error is retried with the judge
-//! outbox's backoff; a row that is not an event is `DEAD`. Woken by the outbox's signal and
-//! PostgreSQL `NOTIFY`; the interval is only the fallback.
+//! crash adds nothing; SQL streams in one transaction), and marks them `SENT`; a publish
+//! error is retried with the judge outbox's backoff; a row that is not an event is `DEAD`.
+//! Woken by the outbox's signal and PostgreSQL `NOTIFY`; the interval is only the fallback.
 //!
 //! Consumer: receives, applies through the consumer (an inbox: `platform::events::handle_once`),
 //! acknowledges only after the commit; a poison event becomes a dead letter at once; a
@@ -26,7 +26,7 @@ use platform::events::{
 };
 use platform::{Backend, Db, DbError, Lease, Leases, Metrics, Shutdown};
 
-use crate::{Enqueued, JudgeQueue, QueueConfig, QueueError, RedisQueue, SqlQueue};
+use crate::{JudgeQueue, QueueConfig, QueueError, RedisQueue, SqlQueue};
 
 /// Queue settings of event streams: a consumer that crashed mid-event has its entries
 /// reclaimed after 30 s; an entry delivered 5 times without an acknowledgement is dead.
@@ -41,6 +41,9 @@ pub fn stream_config() -> QueueConfig {
 #[derive(Clone)]
 pub struct EventStreams {
     streams: HashMap<&'static str, Arc<dyn JudgeQueue>>,
+    /// The same streams where they are SQL tables of one database: a relay pass publishes to
+    /// all of them in one transaction.
+    sql: Option<HashMap<&'static str, SqlQueue>>,
     /// Redis's connection and key prefix: streams there can be lost (a flush, a restart
     /// without persistence), which [`EventStreams::lost_for`] detects.
     volatile: Option<(redis::aio::ConnectionManager, String)>,
@@ -60,6 +63,7 @@ impl EventStreams {
         let marker = redis::Client::open(url)?.get_connection_manager().await?;
         Ok(Self {
             streams,
+            sql: None,
             volatile: Some((marker, prefix.to_string())),
         })
     }
@@ -67,17 +71,61 @@ impl EventStreams {
     /// SQL streams `events:<consumer>` in `db`.
     pub async fn sql(db: Db, config: QueueConfig) -> Result<Self, QueueError> {
         let mut streams: HashMap<&'static str, Arc<dyn JudgeQueue>> = HashMap::new();
+        let mut sql = HashMap::new();
         for consumer in consumers::ALL {
             let name = format!("events:{consumer}");
-            streams.insert(
-                consumer,
-                Arc::new(SqlQueue::named(db.clone(), &name, config).await?),
-            );
+            let stream = SqlQueue::named(db.clone(), &name, config).await?;
+            // Clones share what wakes their receivers.
+            streams.insert(consumer, Arc::new(stream.clone()));
+            sql.insert(consumer, stream);
         }
         Ok(Self {
             streams,
+            sql: Some(sql),
             volatile: None,
         })
+    }
+
+    /// Publishes each consumer's `(dedup key, payload)` items to its stream, and says per
+    /// consumer how many it took or why it failed. SQL streams take everything in one
+    /// transaction (one commit per pass, not one per consumer; all fail together); other
+    /// streams each take their batch, at once.
+    pub async fn publish(
+        &self,
+        batches: &[(&'static str, Vec<(String, String)>)],
+    ) -> Vec<Result<usize, String>> {
+        let missing = |consumer: &str| Err(format!("no stream for consumer {consumer}"));
+        if let Some(sql) = &self.sql {
+            let mut together = Vec::new();
+            let mut results: Vec<Result<usize, String>> = Vec::with_capacity(batches.len());
+            for (consumer, items) in batches {
+                match sql.get(consumer) {
+                    Some(stream) => {
+                        together.push((stream, items.as_slice()));
+                        results.push(Ok(items.len()));
+                    }
+                    None => results.push(missing(consumer)),
+                }
+            }
+            if let Err(e) = SqlQueue::enqueue_together(&together).await {
+                let error = e.to_string();
+                for result in results.iter_mut().filter(|r| r.is_ok()) {
+                    *result = Err(error.clone());
+                }
+            }
+            return results;
+        }
+        let publishes = batches.iter().map(|(consumer, items)| async move {
+            match self.streams.get(consumer) {
+                None => missing(consumer),
+                Some(stream) => stream
+                    .enqueue_batch(items)
+                    .await
+                    .map(|added| added.len())
+                    .map_err(|e| e.to_string()),
+            }
+        });
+        futures::future::join_all(publishes).await
     }
 
     /// Whether the streams may have lost what `owner`'s relay published before (Redis was
@@ -165,6 +213,9 @@ pub struct Relay {
 }
 
 const RELAY_LEASE: &str = "events-relay";
+
+/// An outbox row routed to a consumer: (row id, dedup key, payload).
+type Routed = (i64, String, String);
 
 fn id_list(first: usize, count: usize) -> String {
     (first..first + count)
@@ -263,8 +314,7 @@ impl Relay {
             .bind(self.config.batch)
             .fetch_all(db.pool())
             .await?;
-        // Per consumer: (row id, dedup key, payload).
-        let mut batches: HashMap<&'static str, Vec<(i64, String, String)>> = HashMap::new();
+        let mut batches: HashMap<&'static str, Vec<Routed>> = HashMap::new();
         let mut attempts: HashMap<i64, i64> = HashMap::new();
         let mut dead = Vec::new();
         for row in &rows {
@@ -284,26 +334,20 @@ impl Relay {
                 Err(reason) => dead.push((id, reason)),
             }
         }
-        // Every consumer's batch at once; a row is sent when every stream it goes to took it.
-        let publishes = batches.iter().map(|(consumer, items)| async move {
-            let result = match self.streams.stream(consumer) {
-                None => Err(format!("no stream for consumer {consumer}")),
-                Some(stream) => {
-                    let pairs: Vec<(String, String)> = items
-                        .iter()
-                        .map(|(_, key, payload)| (key.clone(), payload.clone()))
-                        .collect();
-                    stream
-                        .enqueue_batch(&pairs)
-                        .await
-                        .map(|added: Vec<Enqueued>| added.len())
-                        .map_err(|e| e.to_string())
-                }
-            };
-            (items, result)
-        });
+        // A row is sent when every stream it goes to took it.
+        let batches: Vec<(&'static str, Vec<Routed>)> = batches.into_iter().collect();
+        let items: Vec<(&'static str, Vec<(String, String)>)> = batches
+            .iter()
+            .map(|(consumer, items)| {
+                let pairs = items
+                    .iter()
+                    .map(|(_, key, payload)| (key.clone(), payload.clone()))
+                    .collect();
+                (*consumer, pairs)
+            })
+            .collect();
         let mut failed: HashMap<i64, String> = HashMap::new();
-        for (items, result) in futures::future::join_all(publishes).await {
+        for ((_, items), result) in batches.iter().zip(self.streams.publish(&items).await) {
             if let Err(error) = result {
                 for (id, _, _) in items {
                     failed.insert(*id, error.clone());

@@ -218,6 +218,33 @@ impl SqlQueue {
 }
 
 impl SqlQueue {
+    /// Enqueues each stream's items in one transaction (all or none), for streams that share
+    /// one database (the first's): the relay publishing a pass to every consumer's stream
+    /// commits once, not once per stream.
+    pub(crate) async fn enqueue_together(
+        batches: &[(&SqlQueue, &[(String, String)])],
+    ) -> Result<Vec<Vec<Enqueued>>, QueueError> {
+        let Some((first, _)) = batches.first() else {
+            return Ok(Vec::new());
+        };
+        let mut tx = first.db.begin().await?;
+        let mut out = Vec::with_capacity(batches.len());
+        for (queue, items) in batches {
+            let mut added = Vec::with_capacity(items.len());
+            for (key, payload) in *items {
+                added.push(queue.add(&mut tx, key, payload).await?);
+            }
+            out.push(added);
+        }
+        tx.commit().await?;
+        for ((queue, _), added) in batches.iter().zip(&out) {
+            if added.iter().any(|e| matches!(e, Enqueued::Added(_))) {
+                queue.news.added();
+            }
+        }
+        Ok(out)
+    }
+
     /// The dedup check, the key and the entry, in the caller's transaction. Keys are
     /// namespaced by stream, so one key may be used on every stream.
     async fn add(
@@ -270,16 +297,8 @@ impl JudgeQueue for SqlQueue {
     }
 
     async fn enqueue_batch(&self, items: &[(String, String)]) -> Result<Vec<Enqueued>, QueueError> {
-        let mut tx = self.db.begin().await?;
-        let mut out = Vec::with_capacity(items.len());
-        for (key, payload) in items {
-            out.push(self.add(&mut tx, key, payload).await?);
-        }
-        tx.commit().await?;
-        if out.iter().any(|e| matches!(e, Enqueued::Added(_))) {
-            self.news.added();
-        }
-        Ok(out)
+        let mut added = Self::enqueue_together(&[(self, items)]).await?;
+        Ok(added.pop().unwrap_or_default())
     }
 
     async fn receive(
