@@ -290,3 +290,71 @@ fn bench_reports_the_overhead_figures() {
         );
     }
 }
+
+/// The children of `pid`'s main thread, once it has one (waits up to 10 s).
+fn first_child(pid: u32) -> u32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(child) = children.split_whitespace().next() {
+            return child.parse().unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pid} started no child"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_one_thread_command_forks_its_supervisor_without_the_callers_descriptors() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    // A descriptor the command inherits without close-on-exec, as fd 7: the supervisor must
+    // not hold it (nor any other of the caller's).
+    let (_reader, writer) = std::io::pipe().unwrap();
+    let marker = std::fs::read_link(format!("/proc/self/fd/{}", writer.as_raw_fd())).unwrap();
+    let writer_fd = writer.as_raw_fd();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ulticode"));
+    command
+        .args(["sandbox", "run", "--json", "--", "/bin/sleep", "2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    // SAFETY: dup2 is async-signal-safe; it clears close-on-exec on fd 7.
+    unsafe {
+        command.pre_exec(move || match libc::dup2(writer_fd, 7) {
+            7 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+    let cli = command.spawn().unwrap();
+    let supervisor = first_child(cli.id());
+    // Its run is under way (its init exists), so it is past its own set-up.
+    first_child(supervisor);
+    let cmdline = std::fs::read(format!("/proc/{supervisor}/cmdline")).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(
+        !cmdline.contains("__sandbox-supervisor") && cmdline.contains("sandbox run"),
+        "not a fork of the command: {cmdline}"
+    );
+    let mut links = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{supervisor}/fd")).unwrap() {
+        let entry = entry.unwrap();
+        let fd: i32 = entry.file_name().to_str().unwrap().parse().unwrap();
+        links.push((fd, std::fs::read_link(entry.path()).unwrap()));
+    }
+    assert!(
+        links.iter().all(|(_, link)| *link != marker),
+        "the supervisor holds the caller's {marker:?}: {links:?}"
+    );
+    let link = |fd: i32| links.iter().find(|(n, _)| *n == fd).map(|(_, l)| l.clone());
+    assert!(
+        link(0).is_some_and(|l| l.to_string_lossy().starts_with("socket:")),
+        "{links:?}"
+    );
+    assert_eq!(link(1), Some("/dev/null".into()), "{links:?}");
+    let output = cli.wait_with_output().unwrap();
+    assert_eq!(json(&output)["status"], "ok");
+}
